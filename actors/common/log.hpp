@@ -1,0 +1,18 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+namespace prism::actors {
+
+/// The logger of one component ("gcs", "raylet", "owner", "worker"), created
+/// on first use and writing to stderr at the level set by `set_log_level`.
+std::shared_ptr<spdlog::logger> component_logger(const std::string& name);
+
+/// Sets the level of every component logger: "trace" ... "off". An empty
+/// level reads PRISM_LOG_LEVEL and falls back to "warn".
+void set_log_level(const std::string& level);
+
+} // namespace prism::actors

@@ -1,0 +1,527 @@
+#include "owner/owner.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "common/handlers.hpp"
+#include "common/log.hpp"
+#include "protocol/owner_owner.hpp"
+#include "protocol/owner_raylet.hpp"
+#include "protocol/owner_worker.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
+
+/// How long a lease with no work stays with the owner before it goes back to
+/// the raylet; a caller that submits again within it skips the lease round
+/// trip.
+constexpr auto lease_idle_timeout = std::chrono::milliseconds{2};
+
+/// Lease requests in flight per scheduling key.
+constexpr std::size_t max_pending_lease_requests = 10;
+
+/// Tasks pushed to one worker ahead of its replies once a key's tasks are
+/// known to be short. Tasks of unknown or long duration go one at a time, so
+/// that N long tasks spread over N workers.
+constexpr std::size_t max_pipeline_depth = 64;
+constexpr double short_task_ns = 200'000;
+
+struct task_entry {
+  internal::task_spec spec;
+  /// Retries left; -1 retries forever.
+  std::int32_t retries_left = 0;
+  std::size_t missing_args = 0;
+  /// The lease the task was pushed to; 0 while it is not running.
+  std::uint64_t lease_id = 0;
+  std::string key;
+  /// Arguments that are objects of this owner, held until the task ends.
+  std::vector<object_id> held_args;
+};
+
+struct lease_entry {
+  std::uint64_t id = 0;
+  worker_id worker;
+  caf::actor handle;
+  std::string key;
+  std::vector<task_id> in_flight;
+  std::uint64_t idle_epoch = 0;
+};
+
+struct key_queue {
+  internal::resource_set resources;
+  job_id job;
+  std::deque<task_id> ready;
+  std::vector<std::uint64_t> leases;
+  std::size_t pending_requests = 0;
+  /// Moving average of a run's duration; negative while unknown.
+  double avg_run_ns = -1;
+
+  std::size_t depth() const {
+    return avg_run_ns >= 0 && avg_run_ns < short_task_ns ? max_pipeline_depth
+                                                          : 1;
+  }
+};
+
+struct owner_state {
+  static inline const char* name = "owner";
+
+  owner_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+  std::unordered_map<task_id, task_entry> tasks;
+  std::unordered_map<std::string, key_queue> queues;
+  std::unordered_map<std::uint64_t, lease_entry> leases;
+  /// The scheduling key each lease request in flight was made for.
+  std::unordered_map<std::uint64_t, std::string> requests;
+  std::uint64_t next_request_id = 1;
+  /// Tasks waiting for an argument object, by object.
+  std::unordered_map<object_id, std::vector<task_id>> waiting_tasks;
+  /// Borrowers waiting for one of this owner's objects, by object.
+  std::unordered_map<object_id, std::vector<caf::actor>> waiting_borrowers;
+  /// Objects requested from their owners and not answered yet.
+  std::unordered_map<object_id, worker_id> fetching;
+};
+
+using owner_actor = caf::stateful_actor<owner_state>;
+
+caf::actor self_handle(owner_actor* self) {
+  return caf::actor_cast<caf::actor>(self);
+}
+
+std::string key_of(const internal::task_spec& spec) {
+  return std::to_string(spec.job.value) + '|' + spec.resources.to_string();
+}
+
+detail::error_info worker_died_error(const task_entry& t,
+                                     const std::string& reason) {
+  detail::error_info err;
+  err.code = errc::worker_crashed;
+  err.function_name = t.spec.function;
+  err.message = "the worker running task '" + t.spec.display_name()
+                + "' died and no retries are left: " + reason;
+  return err;
+}
+
+// -- objects ------------------------------------------------------------------
+
+void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
+                  const internal::memory_store::result& found) {
+  protocol::object_reply reply;
+  reply.id = id;
+  if (found.st != internal::memory_store::state::ready) {
+    reply.error.code = errc::internal;
+    reply.error.message = "object " + id.hex()
+                          + " is unknown to its owner (freed or never made)";
+  } else if (found.err) {
+    reply.error = *found.err;
+  } else {
+    reply.ok = true;
+    reply.result = found.val;
+  }
+  self->send(to, std::move(reply));
+}
+
+void request_object(owner_actor* self, const object_id& id,
+                    const worker_id& owner);
+
+void fail_task(owner_actor* self, const task_id& tid,
+               const detail::error_info& err);
+void enqueue(owner_actor* self, const task_id& tid);
+
+// An object this owner waited for is ready: the tasks that need it take its
+// value, and the borrowers that asked for it get it.
+void object_ready(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  auto found = st.cfg.store->lookup(id);
+  if (auto i = st.waiting_borrowers.find(id); i != st.waiting_borrowers.end()) {
+    auto borrowers = std::move(i->second);
+    st.waiting_borrowers.erase(i);
+    for (auto& b : borrowers)
+      reply_object(self, b, id, found);
+  }
+  auto i = st.waiting_tasks.find(id);
+  if (i == st.waiting_tasks.end())
+    return;
+  auto waiting = std::move(i->second);
+  st.waiting_tasks.erase(i);
+  for (auto& tid : waiting) {
+    auto t = st.tasks.find(tid);
+    if (t == st.tasks.end())
+      continue;
+    if (found.err) {
+      fail_task(self, tid, *found.err);
+      continue;
+    }
+    for (auto& arg : t->second.spec.args) {
+      if (arg.by_ref && arg.ref == id) {
+        arg.by_ref = false;
+        arg.inline_value = found.val;
+        --t->second.missing_args;
+      }
+    }
+    if (t->second.missing_args == 0)
+      enqueue(self, tid);
+  }
+}
+
+// A borrowed object arrived from its owner. Tasks waiting for it take it from
+// the reply; an API thread waiting in `get` finds it in the local store.
+void object_arrived(owner_actor* self, protocol::object_reply& reply) {
+  auto& st = self->state;
+  st.fetching.erase(reply.id);
+  if (reply.ok)
+    st.cfg.store->complete(reply.id, reply.result);
+  else
+    st.cfg.store->fail(reply.id, reply.error);
+  auto i = st.waiting_tasks.find(reply.id);
+  if (i == st.waiting_tasks.end())
+    return;
+  auto waiting = std::move(i->second);
+  st.waiting_tasks.erase(i);
+  for (auto& tid : waiting) {
+    auto t = st.tasks.find(tid);
+    if (t == st.tasks.end())
+      continue;
+    if (!reply.ok) {
+      fail_task(self, tid, reply.error);
+      continue;
+    }
+    for (auto& arg : t->second.spec.args) {
+      if (arg.by_ref && arg.ref == reply.id) {
+        arg.by_ref = false;
+        arg.inline_value = reply.result;
+        --t->second.missing_args;
+      }
+    }
+    if (t->second.missing_args == 0)
+      enqueue(self, tid);
+  }
+}
+
+void request_object(owner_actor* self, const object_id& id,
+                    const worker_id& owner) {
+  auto& st = self->state;
+  if (!st.fetching.emplace(id, owner).second)
+    return;
+  auto handle = st.cfg.directory->find(owner);
+  if (!handle) {
+    protocol::object_reply reply;
+    reply.id = id;
+    reply.error.code = errc::internal;
+    reply.error.message = "the owner of object " + id.hex() + " is gone";
+    object_arrived(self, reply);
+    return;
+  }
+  self->send(handle, protocol::object_request{id, self_handle(self)});
+}
+
+// -- task lifecycle -----------------------------------------------------------
+
+void end_task(owner_actor* self, std::unordered_map<task_id, task_entry>::iterator t) {
+  auto& st = self->state;
+  for (auto& id : t->second.held_args)
+    st.cfg.store->release_task_ref(id);
+  auto result_id = t->second.spec.return_id();
+  st.tasks.erase(t);
+  object_ready(self, result_id);
+}
+
+void finish_task(owner_actor* self, const task_id& tid, detail::value&& v) {
+  auto& st = self->state;
+  auto t = st.tasks.find(tid);
+  if (t == st.tasks.end())
+    return;
+  st.cfg.store->complete(t->second.spec.return_id(), std::move(v));
+  end_task(self, t);
+}
+
+void fail_task(owner_actor* self, const task_id& tid,
+               const detail::error_info& err) {
+  auto& st = self->state;
+  auto t = st.tasks.find(tid);
+  if (t == st.tasks.end())
+    return;
+  st.log->debug("task {} ({}) failed: {}", tid.hex(),
+                t->second.spec.display_name(), err.message);
+  st.cfg.store->fail(t->second.spec.return_id(), err);
+  end_task(self, t);
+}
+
+// Runs the task again if it has retries left; returns false if not.
+bool retry_task(owner_actor* self, task_entry& t) {
+  if (t.retries_left == 0)
+    return false;
+  if (t.retries_left > 0)
+    --t.retries_left;
+  ++t.spec.attempt;
+  t.lease_id = 0;
+  self->state.log->info("retrying task {} ({}), attempt {}", t.spec.id.hex(),
+                        t.spec.display_name(), t.spec.attempt);
+  enqueue(self, t.spec.id);
+  return true;
+}
+
+// Resolves the task's ref arguments; returns false if the task failed.
+bool resolve_args(owner_actor* self, task_entry& t) {
+  auto& st = self->state;
+  using state = internal::memory_store::state;
+  for (auto& arg : t.spec.args) {
+    if (!arg.by_ref)
+      continue;
+    auto found = st.cfg.store->lookup(arg.ref);
+    if (found.st == state::ready) {
+      if (found.err) {
+        fail_task(self, t.spec.id, *found.err);
+        return false;
+      }
+      arg.by_ref = false;
+      arg.inline_value = std::move(found.val);
+      continue;
+    }
+    if (found.st == state::missing && arg.owner == st.cfg.self) {
+      detail::error_info err;
+      err.code = errc::invalid_argument;
+      err.message = "argument object " + arg.ref.hex()
+                    + " no longer exists at its owner";
+      fail_task(self, t.spec.id, err);
+      return false;
+    }
+    auto& waiting = st.waiting_tasks[arg.ref];
+    if (std::find(waiting.begin(), waiting.end(), t.spec.id) == waiting.end())
+      waiting.push_back(t.spec.id);
+    ++t.missing_args;
+    if (found.st == state::missing)
+      request_object(self, arg.ref, arg.owner);
+  }
+  return true;
+}
+
+void submit(owner_actor* self, internal::task_spec&& spec) {
+  auto& st = self->state;
+  auto id = spec.id;
+  auto& t = st.tasks[id];
+  t.retries_left = spec.max_retries;
+  t.key = key_of(spec);
+  t.spec = std::move(spec);
+  for (auto& arg : t.spec.args)
+    if (arg.by_ref && arg.owner == st.cfg.self)
+      t.held_args.push_back(arg.ref);
+  if (!resolve_args(self, t))
+    return;
+  if (t.missing_args == 0)
+    enqueue(self, id);
+}
+
+// -- scheduling ---------------------------------------------------------------
+
+void return_lease(owner_actor* self, std::uint64_t lease_id) {
+  auto& st = self->state;
+  auto l = st.leases.find(lease_id);
+  if (l == st.leases.end())
+    return;
+  if (auto q = st.queues.find(l->second.key); q != st.queues.end()) {
+    auto& ls = q->second.leases;
+    ls.erase(std::remove(ls.begin(), ls.end(), lease_id), ls.end());
+  }
+  st.leases.erase(l);
+  self->send(st.cfg.raylet, protocol::lease_return{lease_id});
+}
+
+// A lease without work is kept for a moment, then returned.
+void maybe_idle(owner_actor* self, lease_entry& l) {
+  if (!l.in_flight.empty())
+    return;
+  auto epoch = ++l.idle_epoch;
+  self->delayed_send(self, lease_idle_timeout, lease_idle_atom::value, l.id,
+                     epoch);
+}
+
+void push(owner_actor* self, const task_id& tid, lease_entry& lease) {
+  auto& t = self->state.tasks[tid];
+  t.lease_id = lease.id;
+  lease.in_flight.push_back(tid);
+  self->send(lease.handle,
+             protocol::push_task{t.spec, lease.id, self_handle(self)});
+}
+
+void dispatch(owner_actor* self, const std::string& key) {
+  auto& st = self->state;
+  auto qi = st.queues.find(key);
+  if (qi == st.queues.end())
+    return;
+  auto& q = qi->second;
+  auto depth = q.depth();
+  while (!q.ready.empty()) {
+    lease_entry* best = nullptr;
+    for (auto lid : q.leases) {
+      auto& l = st.leases[lid];
+      if (l.in_flight.size() < depth
+          && (best == nullptr || l.in_flight.size() < best->in_flight.size()))
+        best = &l;
+    }
+    if (best == nullptr)
+      break;
+    auto tid = q.ready.front();
+    q.ready.pop_front();
+    push(self, tid, *best);
+  }
+  auto wanted = std::min(q.ready.size(), max_pending_lease_requests);
+  while (q.pending_requests < wanted) {
+    ++q.pending_requests;
+    auto rid = st.next_request_id++;
+    st.requests.emplace(rid, key);
+    self->send(st.cfg.raylet, protocol::lease_request{rid, q.job, q.resources,
+                                                      self_handle(self)});
+  }
+}
+
+void enqueue(owner_actor* self, const task_id& tid) {
+  auto& st = self->state;
+  auto& t = st.tasks[tid];
+  auto [q, added] = st.queues.try_emplace(t.key);
+  if (added) {
+    q->second.resources = t.spec.resources;
+    q->second.job = t.spec.job;
+  }
+  q->second.ready.push_back(tid);
+  dispatch(self, t.key);
+}
+
+void lease_granted(owner_actor* self, protocol::lease_grant& g) {
+  auto& st = self->state;
+  auto r = st.requests.find(g.request_id);
+  if (r == st.requests.end()) {
+    self->send(st.cfg.raylet, protocol::lease_return{g.lease_id});
+    return;
+  }
+  auto key = std::move(r->second);
+  st.requests.erase(r);
+  auto& q = st.queues[key];
+  if (q.pending_requests > 0)
+    --q.pending_requests;
+  auto& l = st.leases[g.lease_id];
+  l.id = g.lease_id;
+  l.worker = g.worker;
+  l.handle = std::move(g.worker_handle);
+  l.key = key;
+  q.leases.push_back(g.lease_id);
+  dispatch(self, key);
+  maybe_idle(self, l);
+}
+
+void task_finished(owner_actor* self, protocol::task_done& d) {
+  auto& st = self->state;
+  auto t = st.tasks.find(d.task);
+  if (t == st.tasks.end() || t->second.lease_id != d.lease_id
+      || t->second.spec.attempt != d.attempt) {
+    // A late report of a run that was already failed over; its retry owns
+    // the result now.
+    st.log->debug("dropping stale result of task {} attempt {}", d.task.hex(),
+                  d.attempt);
+    return;
+  }
+  auto key = t->second.key;
+  auto l = st.leases.find(d.lease_id);
+  if (l != st.leases.end()) {
+    auto& in_flight = l->second.in_flight;
+    in_flight.erase(std::find(in_flight.begin(), in_flight.end(), d.task));
+  }
+  auto& q = st.queues[key];
+  auto run = static_cast<double>(d.run_ns);
+  q.avg_run_ns = q.avg_run_ns < 0 ? run : 0.8 * q.avg_run_ns + 0.2 * run;
+  t->second.lease_id = 0;
+  if (d.ok) {
+    finish_task(self, d.task, std::move(d.result));
+  } else {
+    bool may_retry = d.error.code == errc::task_failed
+                       ? t->second.spec.retry_exceptions
+                       : is_retryable(d.error.code);
+    if (!may_retry || !retry_task(self, t->second))
+      fail_task(self, d.task, d.error);
+  }
+  dispatch(self, key);
+  if (l != st.leases.end())
+    maybe_idle(self, l->second);
+}
+
+void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
+  auto& st = self->state;
+  auto l = st.leases.find(msg.lease_id);
+  if (l == st.leases.end())
+    return;
+  auto key = l->second.key;
+  auto lost = std::move(l->second.in_flight);
+  if (auto q = st.queues.find(key); q != st.queues.end()) {
+    auto& ls = q->second.leases;
+    ls.erase(std::remove(ls.begin(), ls.end(), msg.lease_id), ls.end());
+  }
+  st.leases.erase(l);
+  st.log->info("worker {} of lease {} lost: {}; {} task(s) affected",
+               msg.worker.hex(), msg.lease_id, msg.reason, lost.size());
+  for (auto& tid : lost) {
+    auto t = st.tasks.find(tid);
+    if (t == st.tasks.end())
+      continue;
+    t->second.lease_id = 0;
+    if (!retry_task(self, t->second))
+      fail_task(self, tid, worker_died_error(t->second, msg.reason));
+  }
+  dispatch(self, key);
+}
+
+caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
+  self->state.cfg = std::move(cfg);
+  self->state.log = component_logger("owner");
+  install_default_handlers(self, self->state.log);
+  self->monitor(self->state.cfg.raylet);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    if (msg.source == self->state.cfg.raylet) {
+      // The node's raylet is gone: every lease and every task on it is lost.
+      auto leases = self->state.leases;
+      for (auto& [id, l] : leases)
+        worker_lost(self, protocol::worker_lost{id, l.worker, "node died"});
+    }
+  });
+  return {
+    [self](protocol::submit_task& msg) { submit(self, std::move(msg.spec)); },
+    [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
+    [self](protocol::task_done& msg) { task_finished(self, msg); },
+    [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
+    [self](lease_idle_atom, std::uint64_t lease_id, std::uint64_t epoch) {
+      auto l = self->state.leases.find(lease_id);
+      if (l == self->state.leases.end() || l->second.idle_epoch != epoch
+          || !l->second.in_flight.empty())
+        return;
+      auto q = self->state.queues.find(l->second.key);
+      if (q != self->state.queues.end() && !q->second.ready.empty())
+        return;
+      return_lease(self, lease_id);
+    },
+    [self](const protocol::fetch_object& msg) {
+      request_object(self, msg.id, msg.owner);
+    },
+    [self](protocol::object_request& msg) {
+      auto found = self->state.cfg.store->lookup(msg.id);
+      if (found.st == internal::memory_store::state::pending)
+        self->state.waiting_borrowers[msg.id].push_back(msg.requester);
+      else
+        reply_object(self, msg.requester, msg.id, found);
+    },
+    [self](protocol::object_reply& msg) { object_arrived(self, msg); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_owner(caf::actor_system& sys, owner_config cfg) {
+  return sys.spawn(owner_behavior, std::move(cfg));
+}
+
+} // namespace prism::actors

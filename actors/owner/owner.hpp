@@ -1,0 +1,31 @@
+#pragma once
+
+#include <memory>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "owner/owner_directory.hpp"
+#include "prism/ids.hpp"
+#include "prism/internal/memory_store.hpp"
+
+namespace prism::actors {
+
+/// What an owner needs to know at its start.
+struct owner_config {
+  worker_id self;
+  node_id node;
+  /// The raylet of the owner's node, which leases it workers.
+  caf::actor raylet;
+  /// The memory store shared with the owner's API threads.
+  std::shared_ptr<internal::memory_store> store;
+  std::shared_ptr<owner_directory> directory;
+};
+
+/// Spawns the owner of one driver or worker: it resolves task arguments,
+/// leases workers, pushes tasks to them, stores results, retries tasks whose
+/// worker died (up to `max_retries`) or that threw (with `retry_exceptions`),
+/// and serves its objects to borrowers.
+caf::actor spawn_owner(caf::actor_system& sys, owner_config cfg);
+
+} // namespace prism::actors

@@ -1,0 +1,117 @@
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "owner/owner_directory.hpp"
+#include "prism/detail/runtime.hpp"
+#include "prism/internal/memory_store.hpp"
+
+namespace prism::actors {
+
+/// The API side of an owner: what `prism::task`, `put`, `get` and `wait` call
+/// on a driver's or worker's threads. Objects live in a memory store shared
+/// with the owner actor; tasks go to the owner actor as messages. `put` and
+/// `get` of ready objects touch no actor at all.
+class owner_client : public detail::runtime {
+public:
+  struct config {
+    worker_id self;
+    node_id node;
+    job_id job;
+    caf::actor owner;
+    caf::actor raylet;
+    std::shared_ptr<internal::memory_store> store;
+  };
+
+  owner_client(caf::actor_system& sys, config cfg);
+
+  ~owner_client() override;
+
+  // -- runtime interface ----------------------------------------------------
+
+  detail::ref_ptr submit_task(const std::string& function,
+                              std::vector<detail::task_arg> args,
+                              const detail::task_options& opts) override;
+
+  detail::ref_ptr put(detail::value v) override;
+
+  detail::value get(const object_id& id, const worker_id& owner,
+                    detail::wait_duration timeout) override;
+
+  std::vector<bool> wait(const std::vector<const detail::ref_token*>& refs,
+                         std::size_t num_returns,
+                         detail::wait_duration timeout) override;
+
+  detail::ref_ptr borrow(const object_id& id, const worker_id& owner) override;
+
+  void escape(const object_id& id) override;
+
+  void release(const object_id& id) override;
+
+  job_id current_job() const override {
+    return job_;
+  }
+
+  worker_id self() const override {
+    return cfg_.self;
+  }
+
+  node_id node() const override {
+    return cfg_.node;
+  }
+
+  task_id current_task() const override {
+    return current_task_;
+  }
+
+  std::int32_t current_attempt() const override {
+    return current_attempt_;
+  }
+
+  // -- worker side ----------------------------------------------------------
+
+  /// Sets the task this client's thread runs (workers only); nested tasks
+  /// and puts are made on its behalf, under its job.
+  void begin_task(const task_id& id, job_id job, std::int32_t attempt) {
+    current_task_ = id;
+    job_ = job;
+    current_attempt_ = attempt;
+    blocked_ = false;
+  }
+
+  void end_task() {
+    current_task_ = task_id{};
+    current_attempt_ = 0;
+  }
+
+  /// Whether this client runs inside a worker, which lends its CPU back to
+  /// the raylet while a task waits in `get`.
+  void set_in_worker(bool on) {
+    in_worker_ = on;
+  }
+
+  const std::shared_ptr<internal::memory_store>& store() const {
+    return cfg_.store;
+  }
+
+private:
+  task_id next_task_id();
+  void ensure_fetch(const object_id& id, const worker_id& owner);
+  void on_block();
+  void on_unblock();
+
+  caf::actor_system& sys_;
+  config cfg_;
+  job_id job_;
+  std::atomic<std::uint64_t> next_seq_{1};
+  task_id current_task_;
+  std::int32_t current_attempt_ = 0;
+  bool in_worker_ = false;
+  bool blocked_ = false;
+};
+
+} // namespace prism::actors

@@ -1,0 +1,71 @@
+#pragma once
+
+// The conversation between an owner and a raylet: owners lease workers for a
+// resource shape, push tasks to them directly, and return the lease when
+// their queue for that shape is empty. The raylet tells the lease holder
+// when a leased worker is lost.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/actor.hpp>
+
+#include "prism/ids.hpp"
+#include "prism/internal/resource_set.hpp"
+
+namespace prism::protocol {
+
+/// owner -> raylet: lease one worker of `job` holding `resources`. Answered
+/// by a `lease_grant` once resources and a worker are free.
+struct lease_request {
+  std::uint64_t request_id = 0;
+  job_id job;
+  internal::resource_set resources;
+  caf::actor owner;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_request& x) {
+  return f(x.request_id, x.job, x.resources, x.owner);
+}
+
+/// raylet -> owner: `worker` is leased to the owner until returned.
+struct lease_grant {
+  std::uint64_t request_id = 0;
+  std::uint64_t lease_id = 0;
+  worker_id worker;
+  caf::actor worker_handle;
+  node_id node;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_grant& x) {
+  return f(x.request_id, x.lease_id, static_cast<unique_id&>(x.worker),
+           x.worker_handle, static_cast<unique_id&>(x.node));
+}
+
+/// owner -> raylet: the owner is done with a lease; its worker goes back to
+/// the pool and its resources are free again.
+struct lease_return {
+  std::uint64_t lease_id = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_return& x) {
+  return f(x.lease_id);
+}
+
+/// raylet -> owner: the worker of a lease died; every task pushed to it and
+/// not answered is lost.
+struct worker_lost {
+  std::uint64_t lease_id = 0;
+  worker_id worker;
+  std::string reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_lost& x) {
+  return f(x.lease_id, static_cast<unique_id&>(x.worker), x.reason);
+}
+
+} // namespace prism::protocol

@@ -1,0 +1,46 @@
+#pragma once
+
+// The conversation between an owner and a worker it leased: tasks go in,
+// results come back to the owner named in the push.
+
+#include <cstdint>
+
+#include <caf/actor.hpp>
+
+#include "prism/detail/runtime.hpp"
+#include "prism/internal/task_spec.hpp"
+
+namespace prism::protocol {
+
+/// owner -> worker: run `spec` under lease `lease_id`, reply to `reply_to`.
+struct push_task {
+  internal::task_spec spec;
+  std::uint64_t lease_id = 0;
+  caf::actor reply_to;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_task& x) {
+  return f(x.spec, x.lease_id, x.reply_to);
+}
+
+/// worker -> owner: how one run of a task ended.
+struct task_done {
+  task_id task;
+  std::int32_t attempt = 0;
+  std::uint64_t lease_id = 0;
+  worker_id worker;
+  bool ok = false;
+  detail::value result;
+  detail::error_info error;
+  /// Time the function ran, for the owner's pipelining decisions.
+  std::int64_t run_ns = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_done& x) {
+  return f(x.task, x.attempt, x.lease_id, static_cast<unique_id&>(x.worker),
+           x.ok, x.result, x.error, x.run_ns);
+}
+
+} // namespace prism::protocol

@@ -1,0 +1,92 @@
+#pragma once
+
+// The conversation between the control store (gcs) and raylets and drivers.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "prism/ids.hpp"
+#include "prism/internal/resource_set.hpp"
+
+namespace prism::protocol {
+
+/// raylet -> gcs: a node joins the cluster. Answered with `node_added`.
+struct add_node {
+  node_id node;
+  internal::resource_set resources;
+  caf::actor raylet;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, add_node& x) {
+  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet);
+}
+
+/// gcs -> raylet: the node is registered.
+struct node_added {
+  node_id node;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_added& x) {
+  return f(static_cast<unique_id&>(x.node));
+}
+
+/// What the gcs knows of a node.
+struct node_info {
+  node_id node;
+  internal::resource_set resources;
+  caf::actor raylet;
+  bool alive = true;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_info& x) {
+  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.alive);
+}
+
+/// driver -> gcs: start a job. Answered with a `job_started`.
+struct start_job {
+  worker_id driver;
+  std::string ns;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, start_job& x) {
+  return f(static_cast<unique_id&>(x.driver), x.ns);
+}
+
+/// gcs -> driver: the new job's id.
+struct job_started {
+  job_id job;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_started& x) {
+  return f(x.job);
+}
+
+/// driver -> gcs: the job ended.
+struct finish_job {
+  job_id job;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, finish_job& x) {
+  return f(x.job);
+}
+
+/// anyone -> gcs: list the nodes. Answered with `std::vector<node_info>`.
+struct list_nodes {
+  std::uint32_t unused = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, list_nodes& x) {
+  return f(x.unused);
+}
+
+} // namespace prism::protocol

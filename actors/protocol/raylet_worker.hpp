@@ -1,0 +1,53 @@
+#pragma once
+
+// The conversation between a raylet and the workers of its pool.
+
+#include <cstdint>
+
+#include "prism/ids.hpp"
+
+namespace prism::protocol {
+
+/// worker -> raylet: the running task waits in `get`; its CPU may be lent
+/// to other work until `worker_unblocked`.
+struct worker_blocked {
+  worker_id worker;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_blocked& x) {
+  return f(static_cast<unique_id&>(x.worker));
+}
+
+/// worker -> raylet: the task runs again and takes its CPU back.
+struct worker_unblocked {
+  worker_id worker;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_unblocked& x) {
+  return f(static_cast<unique_id&>(x.worker));
+}
+
+/// anyone -> raylet: kill a worker as a crash would (fault injection).
+/// Answered with `true` if the worker was alive.
+struct kill_worker {
+  worker_id worker;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, kill_worker& x) {
+  return f(static_cast<unique_id&>(x.worker));
+}
+
+/// anyone -> raylet: how many workers are alive. Answered with a count.
+struct count_workers {
+  std::uint32_t unused = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, count_workers& x) {
+  return f(x.unused);
+}
+
+} // namespace prism::protocol

@@ -1,0 +1,30 @@
+#include "protocol/registration.hpp"
+
+namespace prism::protocol {
+
+void add_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_type<lease_request>("prism.lease_request");
+  cfg.add_message_type<lease_grant>("prism.lease_grant");
+  cfg.add_message_type<lease_return>("prism.lease_return");
+  cfg.add_message_type<worker_lost>("prism.worker_lost");
+  cfg.add_message_type<push_task>("prism.push_task");
+  cfg.add_message_type<task_done>("prism.task_done");
+  cfg.add_message_type<submit_task>("prism.submit_task");
+  cfg.add_message_type<fetch_object>("prism.fetch_object");
+  cfg.add_message_type<object_request>("prism.object_request");
+  cfg.add_message_type<object_reply>("prism.object_reply");
+  cfg.add_message_type<worker_blocked>("prism.worker_blocked");
+  cfg.add_message_type<worker_unblocked>("prism.worker_unblocked");
+  cfg.add_message_type<kill_worker>("prism.kill_worker");
+  cfg.add_message_type<count_workers>("prism.count_workers");
+  cfg.add_message_type<add_node>("prism.add_node");
+  cfg.add_message_type<node_added>("prism.node_added");
+  cfg.add_message_type<node_info>("prism.node_info");
+  cfg.add_message_type<std::vector<node_info>>("prism.node_info_list");
+  cfg.add_message_type<start_job>("prism.start_job");
+  cfg.add_message_type<job_started>("prism.job_started");
+  cfg.add_message_type<finish_job>("prism.finish_job");
+  cfg.add_message_type<list_nodes>("prism.list_nodes");
+}
+
+} // namespace prism::protocol

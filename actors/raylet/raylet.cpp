@@ -1,0 +1,244 @@
+#include "raylet/raylet.hpp"
+
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <caf/all.hpp>
+
+#include "common/handlers.hpp"
+#include "common/log.hpp"
+#include "protocol/owner_raylet.hpp"
+#include "protocol/raylet_gcs.hpp"
+#include "protocol/raylet_worker.hpp"
+#include "raylet/worker_pool.hpp"
+#include "worker/worker.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+struct lease {
+  std::uint64_t id = 0;
+  worker_id worker;
+  caf::actor owner;
+  /// Resources the lease takes from the node now; the CPU part is given back
+  /// while its worker is blocked.
+  internal::resource_set held;
+  internal::resource_set cpu;
+  bool blocked = false;
+};
+
+struct raylet_state {
+  static inline const char* name = "raylet";
+
+  raylet_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+  internal::resource_set available;
+  worker_pool pool;
+  std::unordered_map<std::uint64_t, lease> leases;
+  std::unordered_map<worker_id, std::uint64_t> lease_of_worker;
+  std::deque<protocol::lease_request> queue;
+  std::unordered_set<caf::actor_addr> watched_owners;
+  std::unordered_set<std::string> reported_infeasible;
+  std::uint64_t next_lease_id = 1;
+};
+
+using raylet_actor = caf::stateful_actor<raylet_state>;
+
+worker_pool::worker* start_worker(raylet_actor* self) {
+  auto& st = self->state;
+  auto id = worker_id{unique_id::random()};
+  auto handle = spawn_worker(self->system(), worker_config{id, st.cfg.node,
+                                                           self, st.cfg.directory});
+  self->monitor(handle);
+  st.pool.add(worker_pool::worker{id, handle, job_id{}, 0});
+  st.log->debug("started worker {}", id.hex());
+  return st.pool.find(id);
+}
+
+// Takes a worker for `job`, starting one if the pool allows; nullptr if the
+// pool is full of busy workers or workers of other jobs that are busy.
+worker_pool::worker* take_worker(raylet_actor* self, job_id job,
+                                 std::uint64_t lease_id) {
+  auto& st = self->state;
+  if (auto w = st.pool.pop(job, lease_id))
+    return w;
+  if (st.pool.size() >= st.cfg.max_workers) {
+    // Make room: stop an idle worker of another job.
+    auto other = st.pool.idle_of_other_job(job);
+    if (other == nullptr)
+      return nullptr;
+    auto victim = st.pool.remove(other->id);
+    self->demonitor(victim->handle);
+    self->send_exit(victim->handle, caf::exit_reason::user_shutdown);
+  }
+  start_worker(self);
+  return st.pool.pop(job, lease_id);
+}
+
+void schedule(raylet_actor* self) {
+  auto& st = self->state;
+  for (auto i = st.queue.begin(); i != st.queue.end();) {
+    auto& req = *i;
+    if (!st.available.contains(req.resources)) {
+      if (!st.cfg.resources.contains(req.resources)) {
+        auto shape = req.resources.to_string();
+        if (st.reported_infeasible.insert(shape).second)
+          st.log->warn("a task needs {{{}}} but this node has {{{}}}; it "
+                       "stays pending until a node that fits joins",
+                       shape, st.cfg.resources.to_string());
+      }
+      ++i;
+      continue;
+    }
+    auto lease_id = st.next_lease_id;
+    auto w = take_worker(self, req.job, lease_id);
+    if (w == nullptr) {
+      ++i;
+      continue;
+    }
+    ++st.next_lease_id;
+    lease l;
+    l.id = lease_id;
+    l.worker = w->id;
+    l.owner = req.owner;
+    l.held = req.resources;
+    l.cpu = req.resources.cpu_only();
+    st.available.subtract(l.held);
+    st.lease_of_worker[w->id] = lease_id;
+    if (st.watched_owners.insert(req.owner.address()).second)
+      self->monitor(req.owner);
+    self->send(req.owner, protocol::lease_grant{req.request_id, lease_id,
+                                                w->id, w->handle,
+                                                st.cfg.node});
+    st.leases.emplace(lease_id, std::move(l));
+    i = st.queue.erase(i);
+  }
+}
+
+void end_lease(raylet_actor* self, std::uint64_t lease_id) {
+  auto& st = self->state;
+  auto i = st.leases.find(lease_id);
+  if (i == st.leases.end())
+    return;
+  st.available.add(i->second.held);
+  st.lease_of_worker.erase(i->second.worker);
+  st.pool.release(i->second.worker);
+  st.leases.erase(i);
+}
+
+void worker_gone(raylet_actor* self, const worker_id& id,
+                 const std::string& reason) {
+  auto& st = self->state;
+  auto w = st.pool.remove(id);
+  if (!w)
+    return;
+  st.log->info("worker {} gone: {}", id.hex(), reason);
+  if (auto l = st.lease_of_worker.find(id); l != st.lease_of_worker.end()) {
+    auto lease_id = l->second;
+    auto& owner = st.leases.at(lease_id).owner;
+    self->send(owner, protocol::worker_lost{lease_id, id, reason});
+    end_lease(self, lease_id);
+  }
+  schedule(self);
+}
+
+void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
+  auto& st = self->state;
+  st.watched_owners.erase(owner);
+  std::vector<std::uint64_t> ended;
+  for (auto& [id, l] : st.leases)
+    if (l.owner.address() == owner)
+      ended.push_back(id);
+  for (auto id : ended)
+    end_lease(self, id);
+  std::erase_if(st.queue, [&](const protocol::lease_request& r) {
+    return r.owner.address() == owner;
+  });
+  schedule(self);
+}
+
+lease* lease_of(raylet_actor* self, const worker_id& id) {
+  auto& st = self->state;
+  auto l = st.lease_of_worker.find(id);
+  return l != st.lease_of_worker.end() ? &st.leases.at(l->second) : nullptr;
+}
+
+caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.log = component_logger("raylet");
+  st.available = st.cfg.resources;
+  install_default_handlers(self, st.log);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    if (auto w = st.pool.find(msg.source)) {
+      worker_gone(self, w->id, "the worker exited: "
+                                 + self->system().render(msg.reason));
+    } else if (st.watched_owners.count(msg.source) > 0) {
+      owner_gone(self, msg.source);
+    }
+  });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    // Going down takes every worker of the node with it.
+    for (auto& h : self->state.pool.handles())
+      self->send_exit(h, msg.reason);
+    self->quit(msg.reason);
+  });
+  for (std::uint32_t i = 0; i < st.cfg.prestart_workers; ++i)
+    start_worker(self);
+  self->send(st.cfg.gcs, protocol::add_node{st.cfg.node, st.cfg.resources,
+                                            caf::actor_cast<caf::actor>(self)});
+  return {
+    [self](protocol::lease_request& req) {
+      self->state.queue.push_back(std::move(req));
+      schedule(self);
+    },
+    [self](const protocol::lease_return& msg) {
+      end_lease(self, msg.lease_id);
+      schedule(self);
+    },
+    [self](const protocol::worker_blocked& msg) {
+      if (auto l = lease_of(self, msg.worker); l && !l->blocked) {
+        l->blocked = true;
+        l->held.subtract(l->cpu);
+        self->state.available.add(l->cpu);
+        schedule(self);
+      }
+    },
+    [self](const protocol::worker_unblocked& msg) {
+      if (auto l = lease_of(self, msg.worker); l && l->blocked) {
+        // Takes the CPU back even if that oversubscribes the node for a
+        // while: the task must go on to finish and free it.
+        l->blocked = false;
+        l->held.add(l->cpu);
+        self->state.available.subtract(l->cpu);
+      }
+    },
+    [self](const protocol::kill_worker& msg) {
+      auto w = self->state.pool.find(msg.worker);
+      if (w == nullptr)
+        return false;
+      auto handle = w->handle;
+      self->demonitor(handle);
+      worker_gone(self, msg.worker, "killed by fault injection");
+      self->send_exit(handle, caf::exit_reason::kill);
+      return true;
+    },
+    [self](const protocol::count_workers&) {
+      return static_cast<std::uint64_t>(self->state.pool.size());
+    },
+    [self](const protocol::node_added& msg) {
+      self->state.log->debug("node {} registered", msg.node.hex());
+    },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg) {
+  return sys.spawn(raylet_behavior, std::move(cfg));
+}
+
+} // namespace prism::actors

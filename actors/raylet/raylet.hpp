@@ -1,0 +1,32 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "owner/owner_directory.hpp"
+#include "prism/ids.hpp"
+#include "prism/internal/resource_set.hpp"
+
+namespace prism::actors {
+
+struct raylet_config {
+  node_id node;
+  internal::resource_set resources;
+  caf::actor gcs;
+  std::shared_ptr<owner_directory> directory;
+  /// Workers started at once, unbound to any job.
+  std::uint32_t prestart_workers = 0;
+  /// Upper bound on live workers, blocked ones included.
+  std::uint32_t max_workers = 256;
+};
+
+/// Spawns the raylet of one node: it owns the node's resources and worker
+/// pool, grants worker leases to owners in the order they ask, lends the CPU
+/// of a worker blocked in `get` to other work, and tells a lease's owner when
+/// its worker dies.
+caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg);
+
+} // namespace prism::actors

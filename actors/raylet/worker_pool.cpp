@@ -1,0 +1,80 @@
+#include "raylet/worker_pool.hpp"
+
+#include <algorithm>
+
+namespace prism::actors {
+
+void worker_pool::add(worker w) {
+  auto id = w.id;
+  w.job = job_id{};
+  w.lease_id = 0;
+  workers_.emplace(id, std::move(w));
+  idle_.push_back(id);
+}
+
+worker_pool::worker* worker_pool::pop(job_id job, std::uint64_t lease_id) {
+  auto take = [&](auto pred) -> worker* {
+    // Most recently idle first: its thread is most likely still warm.
+    for (auto i = idle_.rbegin(); i != idle_.rend(); ++i) {
+      auto& w = workers_.at(*i);
+      if (pred(w)) {
+        idle_.erase(std::next(i).base());
+        w.job = job;
+        w.lease_id = lease_id;
+        return &w;
+      }
+    }
+    return nullptr;
+  };
+  if (auto w = take([&](const worker& w) { return w.job == job; }))
+    return w;
+  return take([](const worker& w) { return w.job.value == 0; });
+}
+
+void worker_pool::release(const worker_id& id) {
+  auto i = workers_.find(id);
+  if (i == workers_.end() || i->second.lease_id == 0)
+    return;
+  i->second.lease_id = 0;
+  idle_.push_back(id);
+}
+
+std::optional<worker_pool::worker> worker_pool::remove(const worker_id& id) {
+  auto i = workers_.find(id);
+  if (i == workers_.end())
+    return std::nullopt;
+  auto w = std::move(i->second);
+  workers_.erase(i);
+  idle_.erase(std::remove(idle_.begin(), idle_.end(), id), idle_.end());
+  return w;
+}
+
+worker_pool::worker* worker_pool::idle_of_other_job(job_id job) {
+  for (auto& id : idle_) {
+    auto& w = workers_.at(id);
+    if (w.job.value != 0 && w.job != job)
+      return &w;
+  }
+  return nullptr;
+}
+
+worker_pool::worker* worker_pool::find(const worker_id& id) {
+  auto i = workers_.find(id);
+  return i != workers_.end() ? &i->second : nullptr;
+}
+
+worker_pool::worker* worker_pool::find(const caf::actor_addr& addr) {
+  for (auto& [id, w] : workers_)
+    if (w.handle.address() == addr)
+      return &w;
+  return nullptr;
+}
+
+std::vector<caf::actor> worker_pool::handles() const {
+  std::vector<caf::actor> result;
+  for (auto& [id, w] : workers_)
+    result.push_back(w.handle);
+  return result;
+}
+
+} // namespace prism::actors

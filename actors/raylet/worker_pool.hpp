@@ -1,0 +1,61 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+
+#include "prism/ids.hpp"
+
+namespace prism::actors {
+
+/// The workers of one node and the job each is bound to. A worker is bound to
+/// the job of its first lease and only ever runs that job's tasks.
+class worker_pool {
+public:
+  struct worker {
+    worker_id id;
+    caf::actor handle;
+    /// Bound job; 0 while unbound.
+    job_id job;
+    /// The lease the worker serves; 0 while idle.
+    std::uint64_t lease_id = 0;
+  };
+
+  /// Adds a started worker as idle and unbound.
+  void add(worker w);
+
+  /// Takes an idle worker of `job`, or else an idle unbound one, and binds
+  /// it to `job` under `lease_id`. Returns nullptr if there is none.
+  worker* pop(job_id job, std::uint64_t lease_id);
+
+  /// Puts a leased worker back among the idle ones.
+  void release(const worker_id& id);
+
+  /// Removes a worker (it died or was stopped); returns what it was.
+  std::optional<worker> remove(const worker_id& id);
+
+  /// Returns an idle worker bound to a job other than `job`, to stop so a
+  /// new one can start; nullptr if none.
+  worker* idle_of_other_job(job_id job);
+
+  worker* find(const worker_id& id);
+
+  /// Finds the worker behind an actor address (for down messages).
+  worker* find(const caf::actor_addr& addr);
+
+  std::size_t size() const noexcept {
+    return workers_.size();
+  }
+
+  std::vector<caf::actor> handles() const;
+
+private:
+  std::unordered_map<worker_id, worker> workers_;
+  std::vector<worker_id> idle_;
+};
+
+} // namespace prism::actors

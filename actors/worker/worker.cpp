@@ -1,0 +1,135 @@
+#include "worker/worker.hpp"
+
+#include <chrono>
+
+#include <caf/all.hpp>
+
+#include "common/handlers.hpp"
+#include "common/log.hpp"
+#include "owner/owner.hpp"
+#include "owner/owner_client.hpp"
+#include "prism/detail/function_registry.hpp"
+#include "protocol/owner_worker.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+struct worker_state {
+  static inline const char* name = "worker";
+
+  worker_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+  caf::actor owner;
+  std::shared_ptr<owner_client> client;
+};
+
+using worker_actor = caf::stateful_actor<worker_state>;
+
+detail::error_info error_from_exception(const std::string& function) {
+  detail::error_info err;
+  err.function_name = function;
+  try {
+    throw;
+  } catch (const task_error& e) {
+    // A failed child task the function did not handle: the cause travels on.
+    err.code = errc::task_failed;
+    err.exception_type = e.exception_type();
+    err.message = e.exception_message();
+    err.function_name = e.function_name();
+  } catch (const error& e) {
+    // Prism's errors keep their kind, except that a retryable one raised by
+    // the function's own calls (a nested get that timed out) is the
+    // function's failure, not this run's.
+    err.code = e.retryable() ? errc::task_failed : e.code();
+    err.exception_type = detail::demangled_name(typeid(e));
+    err.message = e.what();
+  } catch (const std::exception& e) {
+    err.code = errc::task_failed;
+    err.exception_type = detail::demangled_name(typeid(e));
+    err.message = e.what();
+  } catch (...) {
+    err.code = errc::task_failed;
+    err.exception_type = "unknown";
+    err.message = "the task threw something that is not a std::exception";
+  }
+  return err;
+}
+
+void run_task(worker_actor* self, protocol::push_task& msg) {
+  auto& st = self->state;
+  auto& spec = msg.spec;
+  protocol::task_done done;
+  done.task = spec.id;
+  done.attempt = spec.attempt;
+  done.lease_id = msg.lease_id;
+  done.worker = st.cfg.id;
+  auto start = std::chrono::steady_clock::now();
+  auto* entry = detail::function_registry::instance().find(spec.function);
+  if (entry == nullptr) {
+    done.error.code = errc::function_not_found;
+    done.error.function_name = spec.function;
+    done.error.message = "no function named '" + spec.function
+                         + "' is registered in this worker";
+  } else {
+    std::vector<detail::value> args;
+    args.reserve(spec.args.size());
+    for (auto& arg : spec.args)
+      args.push_back(std::move(arg.inline_value));
+    st.client->begin_task(spec.id, spec.job, spec.attempt);
+    detail::set_thread_runtime(st.client.get());
+    try {
+      done.result = entry->call(args);
+      done.ok = true;
+    } catch (...) {
+      done.error = error_from_exception(spec.function);
+    }
+    detail::set_thread_runtime(nullptr);
+    st.client->end_task();
+  }
+  done.run_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  self->send(msg.reply_to, std::move(done));
+}
+
+caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.log = component_logger("worker");
+  install_default_handlers(self, st.log);
+  auto store = std::make_shared<internal::memory_store>();
+  st.owner = spawn_owner(self->system(),
+                         owner_config{st.cfg.id, st.cfg.node, st.cfg.raylet,
+                                      store, st.cfg.directory});
+  // The worker and its owner live and die together; both are in this process.
+  self->link_to(st.owner);
+  st.cfg.directory->add(st.cfg.id, st.owner);
+  st.client = std::make_shared<owner_client>(
+    self->system(), owner_client::config{st.cfg.id, st.cfg.node, job_id{},
+                                         st.owner, st.cfg.raylet, store});
+  st.client->set_in_worker(true);
+  self->monitor(st.cfg.raylet);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    if (msg.source == self->state.cfg.raylet)
+      self->quit(caf::exit_reason::user_shutdown);
+  });
+  self->attach_functor([dir = st.cfg.directory, id = st.cfg.id, store] {
+    dir->remove(id);
+    detail::error_info err;
+    err.code = errc::worker_crashed;
+    err.message = "the worker owning this object ended";
+    store->fail_all_pending(err);
+  });
+  return {
+    [self](protocol::push_task& msg) { run_task(self, msg); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg) {
+  return sys.spawn<caf::detached>(worker_behavior, std::move(cfg));
+}
+
+} // namespace prism::actors

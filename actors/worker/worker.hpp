@@ -1,0 +1,26 @@
+#pragma once
+
+#include <memory>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "owner/owner_directory.hpp"
+#include "prism/ids.hpp"
+
+namespace prism::actors {
+
+struct worker_config {
+  worker_id id;
+  node_id node;
+  caf::actor raylet;
+  std::shared_ptr<owner_directory> directory;
+};
+
+/// Spawns a worker: an actor on a thread of its own (user code may block),
+/// with an owner of its own for the tasks its tasks submit. It runs the tasks
+/// pushed to it one at a time, in order, and reports each to the owner named
+/// in the push. It ends when its raylet does.
+caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg);
+
+} // namespace prism::actors

@@ -1,0 +1,141 @@
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "prism/detail/value.hpp"
+
+namespace prism::detail {
+
+/// Runs a registered function on serialized arguments and returns its
+/// serialized result. Throws what the function throws, and
+/// `type_mismatch_error` / `invalid_argument_error` for bad arguments.
+using invoker = std::function<value(const std::vector<value>& args)>;
+
+/// Identifies a callable by the bytes of its pointer, so that `task(f)` can
+/// find the name `f` was registered under.
+template <class F>
+std::string callable_key(F f) {
+  std::string key(sizeof(F), '\0');
+  std::memcpy(key.data(), &f, sizeof(F));
+  return key;
+}
+
+/// All functions this binary registered with `PRISM_REMOTE`. Every process of a
+/// cluster runs the same binary, so names resolve the same everywhere.
+class function_registry {
+public:
+  struct entry {
+    std::string name;
+    invoker call;
+  };
+
+  static function_registry& instance();
+
+  /// Registers `call` under `name`. Throws `registration_error` if the name or
+  /// the callable is already registered, or the name is empty.
+  void add(std::string name, std::string key, invoker call);
+
+  /// Returns the entry for `name`, or nullptr.
+  const entry* find(const std::string& name) const;
+
+  /// Returns the name `key` was registered under, or nullptr.
+  const std::string* name_of(const std::string& key) const;
+
+  /// Registration failures that happened during static initialization, where
+  /// nothing could be thrown; `prism::init` reports them.
+  std::vector<std::string> static_errors() const;
+
+  void add_static_error(std::string what);
+
+private:
+  function_registry() = default;
+  struct impl;
+  impl& state() const;
+};
+
+/// Splits the text of `PRISM_REMOTE`'s arguments at top-level commas.
+std::vector<std::string> split_remote_names(const char* text);
+
+template <class T, std::size_t I>
+std::decay_t<T> decode_arg(const std::vector<value>& args,
+                           const std::string& fn) {
+  using D = std::decay_t<T>;
+  if (args[I].tag != type_tag<D>())
+    throw_type_mismatch(type_tag<D>(), args[I].tag,
+                        "argument " + std::to_string(I + 1) + " of '" + fn
+                          + "'");
+  return decode<D>(args[I]);
+}
+
+[[noreturn]] void throw_arity_mismatch(const std::string& fn,
+                                       std::size_t expected,
+                                       std::size_t actual);
+
+template <class R, class... Args, std::size_t... Is>
+value invoke_function(R (*f)(Args...), const std::string& fn,
+                      const std::vector<value>& args,
+                      std::index_sequence<Is...>) {
+  if (args.size() != sizeof...(Args))
+    throw_arity_mismatch(fn, sizeof...(Args), args.size());
+  std::tuple<std::decay_t<Args>...> xs{decode_arg<Args, Is>(args, fn)...};
+  if constexpr (std::is_void_v<R>) {
+    f(static_cast<Args&&>(std::get<Is>(xs))...);
+    return value{};
+  } else {
+    return encode<std::decay_t<R>>(f(static_cast<Args&&>(std::get<Is>(xs))...));
+  }
+}
+
+template <class R, class... Args>
+invoker make_invoker(R (*f)(Args...), std::string name) {
+  return [f, fn = std::move(name)](const std::vector<value>& args) {
+    return invoke_function(f, fn, args, std::index_sequence_for<Args...>{});
+  };
+}
+
+template <class F>
+void register_one(std::string name, F f) {
+  function_registry::instance().add(name, callable_key(f),
+                                    make_invoker(f, name));
+}
+
+template <class... Fs>
+bool register_remote(const char* text, Fs... fs) {
+  auto names = split_remote_names(text);
+  if (names.size() != sizeof...(Fs)) {
+    function_registry::instance().add_static_error(
+      std::string{"cannot split PRISM_REMOTE("} + text + ") into names");
+    return false;
+  }
+  std::size_t i = 0;
+  bool ok = true;
+  auto add = [&](auto f) {
+    try {
+      register_one(names[i++], f);
+    } catch (const std::exception& e) {
+      function_registry::instance().add_static_error(e.what());
+      ok = false;
+    }
+  };
+  (add(fs), ...);
+  return ok;
+}
+
+} // namespace prism::detail
+
+#define PRISM_DETAIL_CONCAT_IMPL(a, b) a##b
+#define PRISM_DETAIL_CONCAT(a, b) PRISM_DETAIL_CONCAT_IMPL(a, b)
+
+/// Registers remote functions by name: `PRISM_REMOTE(plus, minus);`. Each name
+/// may be registered once per binary; a second registration is reported by
+/// `prism::init` as a `registration_error`. Overloads are registered with
+/// `PRISM_FUNC(f, arg types...)`.
+#define PRISM_REMOTE(...)                                                     \
+  [[maybe_unused]] static const bool PRISM_DETAIL_CONCAT(                     \
+    prism_remote_registered_, __COUNTER__)                                    \
+    = ::prism::detail::register_remote(#__VA_ARGS__, __VA_ARGS__)

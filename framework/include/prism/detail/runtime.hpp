@@ -1,0 +1,157 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "prism/config.hpp"
+#include "prism/error.hpp"
+#include "prism/ids.hpp"
+#include "prism/detail/value.hpp"
+
+namespace prism::detail {
+
+/// An error as it travels between components: the kind, and enough text to
+/// rebuild the typed exception on the other side.
+struct error_info {
+  errc code = errc::ok;
+  std::string message;
+  std::string exception_type;
+  std::string function_name;
+
+  friend bool operator==(const error_info&, const error_info&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, error_info& x) {
+  return f(x.code, x.message, x.exception_type, x.function_name);
+}
+
+/// Throws the typed exception that `info` describes.
+[[noreturn]] void throw_error(const error_info& info);
+
+/// One argument of a task: a value, or a reference to an object that the task
+/// receives as a value once it is ready.
+struct task_arg {
+  bool by_ref = false;
+  value inline_value;
+  object_id ref;
+  worker_id owner;
+
+  friend bool operator==(const task_arg&, const task_arg&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_arg& x) {
+  return f(x.by_ref, x.inline_value, x.ref, static_cast<unique_id&>(x.owner));
+}
+
+/// Options a caller sets on a task.
+struct task_options {
+  std::string name;
+  resource_map resources{{"CPU", 1.0}};
+  std::int32_t max_retries = 3;
+  bool retry_exceptions = false;
+};
+
+/// A deadline for a wait; negative milliseconds wait forever.
+using wait_duration = std::chrono::milliseconds;
+inline constexpr wait_duration wait_forever{-1};
+
+class runtime;
+
+/// One local reference to an object. The last copy of an `object_ref` going
+/// away drops it, which lets the owner free the object.
+class ref_token {
+public:
+  ref_token(object_id id, worker_id owner, std::weak_ptr<runtime> rt)
+    : id_(id), owner_(owner), runtime_(std::move(rt)) {
+  }
+
+  ~ref_token();
+
+  ref_token(const ref_token&) = delete;
+  ref_token& operator=(const ref_token&) = delete;
+
+  const object_id& id() const noexcept {
+    return id_;
+  }
+
+  const worker_id& owner() const noexcept {
+    return owner_;
+  }
+
+private:
+  object_id id_;
+  worker_id owner_;
+  std::weak_ptr<runtime> runtime_;
+};
+
+using ref_ptr = std::shared_ptr<ref_token>;
+
+/// What a driver or a worker does on behalf of the API: submits tasks, keeps
+/// and fetches objects. One per driver and per worker; the embedded cluster
+/// and cluster mode provide it.
+class runtime : public std::enable_shared_from_this<runtime> {
+public:
+  virtual ~runtime();
+
+  /// Submits a call of the function registered as `function`.
+  virtual ref_ptr submit_task(const std::string& function,
+                              std::vector<task_arg> args,
+                              const task_options& opts)
+    = 0;
+
+  /// Stores `v` as a new object owned by this runtime.
+  virtual ref_ptr put(value v) = 0;
+
+  /// Returns the object's value, or throws its error, or `timeout_error`.
+  virtual value get(const object_id& id, const worker_id& owner,
+                    wait_duration timeout)
+    = 0;
+
+  /// Waits until `num_returns` of `refs` are ready or `timeout` passes, and
+  /// returns which are ready.
+  virtual std::vector<bool> wait(const std::vector<const ref_token*>& refs,
+                                 std::size_t num_returns, wait_duration timeout)
+    = 0;
+
+  /// Makes a reference for an object that arrived inside a value.
+  virtual ref_ptr borrow(const object_id& id, const worker_id& owner) = 0;
+
+  /// Notes that a reference left this process inside a value or an argument,
+  /// so the owner keeps the object for the borrower.
+  virtual void escape(const object_id& id) = 0;
+
+  /// Drops one local reference (called by `ref_token`).
+  virtual void release(const object_id& id) = 0;
+
+  virtual job_id current_job() const = 0;
+  virtual worker_id self() const = 0;
+  virtual node_id node() const = 0;
+  virtual task_id current_task() const = 0;
+  virtual std::int32_t current_attempt() const = 0;
+};
+
+/// The runtime for the calling thread: the worker's while it runs a task,
+/// else the driver's. Throws `not_initialized_error` when there is none.
+runtime& current_runtime();
+
+/// Like `current_runtime`, but returns nullptr when there is none.
+runtime* try_current_runtime() noexcept;
+
+/// Sets the runtime of the calling thread (a worker's task thread).
+void set_thread_runtime(runtime* rt) noexcept;
+
+/// Sets the driver's runtime, or clears it with nullptr.
+void set_driver_runtime(std::shared_ptr<runtime> rt);
+
+/// Makes a reference for an object that was just read from bytes.
+ref_ptr borrow_ref(const object_id& id, const worker_id& owner);
+
+/// Notes that a reference is being written into bytes.
+void escape_ref(const object_id& id);
+
+} // namespace prism::detail

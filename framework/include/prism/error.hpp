@@ -1,0 +1,148 @@
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace prism {
+
+/// What went wrong, as a value a program can branch on. Retry policies read the
+/// code, never the message text.
+enum class errc : std::uint8_t {
+  ok = 0,
+  /// The task's own code threw. Not retryable unless the task asked for it.
+  task_failed,
+  /// The worker running the task died. Retryable.
+  worker_crashed,
+  /// A wait for a result ran out of time. Retryable.
+  timeout,
+  /// No function is registered under the requested name. Not retryable.
+  function_not_found,
+  /// An argument, option or resource request is malformed. Not retryable.
+  invalid_argument,
+  /// A value was read as a type other than the one it was written as.
+  type_mismatch,
+  /// A function name was registered twice. Not retryable.
+  registration_failed,
+  /// Prism is not running (`init` was not called, or `shutdown` was).
+  not_initialized,
+  /// Prism's own machinery failed in a way the caller cannot fix.
+  internal,
+};
+
+/// Returns a short, stable name for `code`, e.g. "worker_crashed".
+const char* to_string(errc code) noexcept;
+
+/// Returns whether running the same work again can succeed after an error of
+/// kind `code` (a crashed worker, a timeout), as opposed to failing the same
+/// way again (a bad argument, an exception in user code).
+bool is_retryable(errc code) noexcept;
+
+/// The root of every error Prism throws.
+class error : public std::runtime_error {
+public:
+  error(errc code, const std::string& message);
+
+  /// The kind of failure.
+  errc code() const noexcept {
+    return code_;
+  }
+
+  /// Whether a retry of the same work can help.
+  bool retryable() const noexcept {
+    return is_retryable(code_);
+  }
+
+private:
+  errc code_;
+};
+
+/// The task's own code threw. Carries the original exception's type name and
+/// message, so a caller can tell `std::out_of_range` from a user exception.
+class task_error : public error {
+public:
+  task_error(std::string exception_type, std::string exception_message,
+             std::string function_name);
+
+  /// Demangled type name of the exception the task threw, e.g.
+  /// "std::out_of_range". "unknown" when the task threw a non-exception.
+  const std::string& exception_type() const noexcept {
+    return exception_type_;
+  }
+
+  /// The `what()` of the exception the task threw.
+  const std::string& exception_message() const noexcept {
+    return exception_message_;
+  }
+
+  /// Name of the remote function that threw.
+  const std::string& function_name() const noexcept {
+    return function_name_;
+  }
+
+private:
+  std::string exception_type_;
+  std::string exception_message_;
+  std::string function_name_;
+};
+
+/// The worker running a task died before the task finished, and the task has
+/// no retries left.
+class worker_crashed_error : public error {
+public:
+  explicit worker_crashed_error(const std::string& message)
+    : error(errc::worker_crashed, message) {
+  }
+};
+
+/// A `get` or `wait` ran out of time before the result was ready. The result
+/// may still arrive; asking again can succeed.
+class timeout_error : public error {
+public:
+  explicit timeout_error(const std::string& message)
+    : error(errc::timeout, message) {
+  }
+};
+
+/// A task named a function that no `PRISM_REMOTE` registered.
+class function_not_found_error : public error {
+public:
+  explicit function_not_found_error(const std::string& message)
+    : error(errc::function_not_found, message) {
+  }
+};
+
+/// A malformed argument, option or resource request.
+class invalid_argument_error : public error {
+public:
+  explicit invalid_argument_error(const std::string& message)
+    : error(errc::invalid_argument, message) {
+  }
+};
+
+/// A value was read as a type other than the one it was written as, e.g. an
+/// `object_ref<int>` whose object holds a `std::string`.
+class type_mismatch_error : public error {
+public:
+  explicit type_mismatch_error(const std::string& message)
+    : error(errc::type_mismatch, message) {
+  }
+};
+
+/// A function name was registered twice, or a registration was malformed.
+class registration_error : public error {
+public:
+  explicit registration_error(const std::string& message)
+    : error(errc::registration_failed, message) {
+  }
+};
+
+/// An API call needs a running Prism (`prism::init`).
+class not_initialized_error : public error {
+public:
+  explicit not_initialized_error(const std::string& message)
+    : error(errc::not_initialized, message) {
+  }
+};
+
+} // namespace prism

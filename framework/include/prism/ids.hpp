@@ -1,0 +1,132 @@
+#pragma once
+
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace prism {
+
+/// A 128-bit identifier, random at creation. Base of node and worker ids.
+struct unique_id {
+  std::uint64_t hi = 0;
+  std::uint64_t lo = 0;
+
+  /// Returns a new random id, never nil.
+  static unique_id random();
+
+  /// Returns whether this is the all-zero id.
+  bool nil() const noexcept {
+    return hi == 0 && lo == 0;
+  }
+
+  /// Returns 32 lowercase hex digits.
+  std::string hex() const;
+
+  friend auto operator<=>(const unique_id&, const unique_id&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unique_id& x) {
+  return f(x.hi, x.lo);
+}
+
+/// Identifies one node (one raylet). A restarted raylet is a new node.
+struct node_id : unique_id {};
+
+/// Identifies one worker or driver, and with it the owner it hosts.
+struct worker_id : unique_id {};
+
+/// Identifies a job: one driver's session on a cluster.
+struct job_id {
+  std::uint32_t value = 0;
+  friend auto operator<=>(const job_id&, const job_id&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_id& x) {
+  return f(x.value);
+}
+
+/// Identifies a task: the worker that submitted it and a sequence number
+/// unique within that worker.
+struct task_id {
+  worker_id submitter;
+  std::uint64_t seq = 0;
+
+  std::string hex() const;
+  friend auto operator<=>(const task_id&, const task_id&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_id& x) {
+  return f(static_cast<unique_id&>(x.submitter), x.seq);
+}
+
+/// Identifies an object. Derived from the task that returns it, so the id
+/// itself names the object's lineage; index 0 marks an object made by `put`,
+/// which has no lineage.
+struct object_id {
+  task_id task;
+  std::uint32_t index = 0;
+
+  /// Returns whether the object was made by `put` rather than by a task.
+  bool is_put() const noexcept {
+    return index == 0;
+  }
+
+  /// Returns whether this id names no object.
+  bool nil() const noexcept {
+    return task.submitter.nil() && task.seq == 0 && index == 0;
+  }
+
+  std::string hex() const;
+  friend auto operator<=>(const object_id&, const object_id&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, object_id& x) {
+  return f(x.task, x.index);
+}
+
+} // namespace prism
+
+namespace std {
+
+template <>
+struct hash<prism::unique_id> {
+  size_t operator()(const prism::unique_id& x) const noexcept {
+    return static_cast<size_t>(x.hi ^ (x.lo * 0x9e3779b97f4a7c15ULL));
+  }
+};
+
+template <>
+struct hash<prism::node_id> : hash<prism::unique_id> {};
+
+template <>
+struct hash<prism::worker_id> : hash<prism::unique_id> {};
+
+template <>
+struct hash<prism::job_id> {
+  size_t operator()(const prism::job_id& x) const noexcept {
+    return x.value;
+  }
+};
+
+template <>
+struct hash<prism::task_id> {
+  size_t operator()(const prism::task_id& x) const noexcept {
+    return hash<prism::unique_id>{}(x.submitter)
+           ^ static_cast<size_t>(x.seq * 0xff51afd7ed558ccdULL);
+  }
+};
+
+template <>
+struct hash<prism::object_id> {
+  size_t operator()(const prism::object_id& x) const noexcept {
+    return hash<prism::task_id>{}(x.task) + x.index * 0xc4ceb9fe1a85ec53ULL;
+  }
+};
+
+} // namespace std

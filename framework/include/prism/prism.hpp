@@ -1,0 +1,10 @@
+#pragma once
+
+/// The one header a Prism program includes.
+
+#include "prism/api.hpp"
+#include "prism/config.hpp"
+#include "prism/error.hpp"
+#include "prism/ids.hpp"
+#include "prism/object_ref.hpp"
+#include "prism/task.hpp"

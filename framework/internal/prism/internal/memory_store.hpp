@@ -1,0 +1,102 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "prism/detail/runtime.hpp"
+#include "prism/ids.hpp"
+
+namespace prism::internal {
+
+/// The objects one driver or worker holds in memory: the ones it owns and
+/// copies of borrowed ones. Thread-safe: user threads put and get, the owner
+/// actor stores task results. Each entry counts its local references; an
+/// entry nobody references any more is freed.
+class memory_store {
+public:
+  using clock = std::chrono::steady_clock;
+
+  enum class state : std::uint8_t { missing, pending, ready };
+
+  /// What `lookup` found.
+  struct result {
+    state st = state::missing;
+    detail::value val;
+    std::shared_ptr<const detail::error_info> err;
+  };
+
+  /// Adds an entry for an object that will be stored later (a task result
+  /// or a fetch under way), with one local reference. Returns false if the
+  /// entry existed (it then gains a reference).
+  bool add_pending(const object_id& id);
+
+  /// Adds a ready object with one local reference.
+  void add_ready(const object_id& id, detail::value v);
+
+  /// Stores the value of a pending object and wakes its waiters. Returns
+  /// false (and stores nothing) if the entry was freed meanwhile.
+  bool complete(const object_id& id, detail::value v);
+
+  /// Stores the error of a pending object and wakes its waiters.
+  bool fail(const object_id& id, detail::error_info err);
+
+  /// Returns the entry's state, and its value or error when ready.
+  result lookup(const object_id& id) const;
+
+  /// Waits until the entry is ready or `deadline` passes.
+  result wait_one(const object_id& id, clock::time_point deadline);
+
+  /// Waits until `k` of `ids` are ready or `deadline` passes; returns which
+  /// are ready.
+  std::vector<bool> wait_many(const std::vector<object_id>& ids, std::size_t k,
+                              clock::time_point deadline);
+
+  /// Adds a local reference; creates no entry.
+  void add_ref(const object_id& id);
+
+  /// Drops a local reference; frees the entry when none remain.
+  void release(const object_id& id);
+
+  /// Adds or drops a reference held by a submitted task for its argument.
+  void add_task_ref(const object_id& id);
+  void release_task_ref(const object_id& id);
+
+  /// Pins the entry: a reference to it left the process.
+  void pin(const object_id& id);
+
+  /// Number of entries (for tests and leak checks).
+  std::size_t size() const;
+
+  /// Fails every pending entry with `err` (at shutdown), so no waiter hangs.
+  void fail_all_pending(const detail::error_info& err);
+
+private:
+  struct waiter {
+    std::condition_variable cv;
+    std::size_t remaining = 0;
+  };
+
+  struct entry {
+    state st = state::pending;
+    bool pinned = false;
+    std::int32_t local_refs = 0;
+    std::int32_t task_refs = 0;
+    detail::value val;
+    std::shared_ptr<const detail::error_info> err;
+    std::vector<waiter*> waiters;
+  };
+
+  void wake(entry& e);
+  void maybe_free(std::unordered_map<object_id, entry>::iterator i);
+  static result to_result(const entry& e);
+
+  mutable std::mutex mu_;
+  std::unordered_map<object_id, entry> entries_; // guarded by mu_
+};
+
+} // namespace prism::internal

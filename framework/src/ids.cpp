@@ -1,0 +1,63 @@
+#include "prism/ids.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <random>
+
+namespace prism {
+
+namespace {
+
+std::string to_hex(const void* data, std::size_t n) {
+  static constexpr char digits[] = "0123456789abcdef";
+  auto bytes = static_cast<const unsigned char*>(data);
+  std::string result;
+  result.reserve(n * 2);
+  for (std::size_t i = 0; i < n; ++i) {
+    result += digits[bytes[i] >> 4];
+    result += digits[bytes[i] & 0xf];
+  }
+  return result;
+}
+
+std::string u64_hex(std::uint64_t x) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+} // namespace
+
+unique_id unique_id::random() {
+  // One seeded engine per thread; ids need to be unique, not secret.
+  thread_local std::mt19937_64 engine{[] {
+    std::random_device rd;
+    auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+    static std::atomic<std::uint64_t> salt{0};
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd()
+           ^ static_cast<std::uint64_t>(t) ^ (salt++ * 0x9e3779b97f4a7c15ULL);
+  }()};
+  unique_id id;
+  do {
+    id.hi = engine();
+    id.lo = engine();
+  } while (id.nil());
+  return id;
+}
+
+std::string unique_id::hex() const {
+  return u64_hex(hi) + u64_hex(lo);
+}
+
+std::string task_id::hex() const {
+  return submitter.hex() + u64_hex(seq);
+}
+
+std::string object_id::hex() const {
+  char buf[9];
+  std::snprintf(buf, sizeof(buf), "%08x", index);
+  return task.hex() + buf;
+}
+
+} // namespace prism

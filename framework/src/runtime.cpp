@@ -1,0 +1,102 @@
+#include "prism/detail/runtime.hpp"
+
+#include <atomic>
+#include <mutex>
+
+#include "prism/api.hpp"
+
+namespace prism::detail {
+
+namespace {
+
+thread_local runtime* thread_runtime = nullptr;
+
+struct driver_slot {
+  std::mutex mu;
+  std::shared_ptr<runtime> rt; // guarded by mu
+};
+
+driver_slot& driver() {
+  static driver_slot slot;
+  return slot;
+}
+
+// Read without the lock on hot paths: set by init before any API call and
+// cleared by shutdown after the last one (both documented as not concurrent
+// with other API calls).
+std::atomic<runtime*> driver_raw{nullptr};
+
+} // namespace
+
+runtime::~runtime() = default;
+
+ref_token::~ref_token() {
+  if (auto rt = runtime_.lock())
+    rt->release(id_);
+}
+
+runtime* try_current_runtime() noexcept {
+  if (thread_runtime != nullptr)
+    return thread_runtime;
+  return driver_raw.load(std::memory_order_acquire);
+}
+
+runtime& current_runtime() {
+  if (auto rt = try_current_runtime())
+    return *rt;
+  throw not_initialized_error("prism is not initialized: call prism::init()");
+}
+
+void set_thread_runtime(runtime* rt) noexcept {
+  thread_runtime = rt;
+}
+
+void set_driver_runtime(std::shared_ptr<runtime> rt) {
+  auto& slot = driver();
+  std::lock_guard<std::mutex> guard{slot.mu};
+  driver_raw.store(rt.get(), std::memory_order_release);
+  slot.rt = std::move(rt);
+}
+
+ref_ptr borrow_ref(const object_id& id, const worker_id& owner) {
+  if (auto rt = try_current_runtime())
+    return rt->borrow(id, owner);
+  // Read outside a running Prism: the ref names the object but keeps no
+  // reference count anywhere.
+  return std::make_shared<ref_token>(id, owner, std::weak_ptr<runtime>{});
+}
+
+void escape_ref(const object_id& id) {
+  if (auto rt = try_current_runtime())
+    rt->escape(id);
+}
+
+} // namespace prism::detail
+
+namespace prism {
+
+void get(const std::vector<object_ref<void>>& refs,
+         std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (const auto& ref : refs) {
+    auto left = timeout;
+    if (timeout.count() >= 0)
+      left = std::max(std::chrono::milliseconds{0},
+                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                        deadline - std::chrono::steady_clock::now()));
+    get(ref, left);
+  }
+}
+
+runtime_context get_runtime_context() {
+  auto& rt = detail::current_runtime();
+  runtime_context ctx;
+  ctx.job = rt.current_job();
+  ctx.worker = rt.self();
+  ctx.node = rt.node();
+  ctx.task = rt.current_task();
+  ctx.attempt = rt.current_attempt();
+  return ctx;
+}
+
+} // namespace prism
