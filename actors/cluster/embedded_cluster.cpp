@@ -33,8 +33,8 @@ resource_map node_resources(const config& cfg) {
     if (name.empty())
       throw invalid_argument_error("node resource names must not be empty");
     if (!std::isfinite(quantity) || quantity < 0)
-      throw invalid_argument_error("node resource '" + name
-                                   + "' must not be negative");
+      throw invalid_argument_error("node resource '" + name +
+                                   "' must not be negative");
   }
   if (result.count("CPU") == 0) {
     double cpus = cfg.num_cpus;
@@ -53,9 +53,14 @@ embedded_cluster::embedded_cluster(const config& cfg) {
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
   protocol::add_message_types(*sys_cfg_);
   auto threads = cfg.scheduler_threads != 0
-                   ? cfg.scheduler_threads
-                   : std::max(2u, std::thread::hardware_concurrency());
+                     ? cfg.scheduler_threads
+                     : std::max(2u, std::thread::hardware_concurrency());
   sys_cfg_->set("scheduler.max-threads", static_cast<size_t>(threads));
+  // Idle scheduler threads spin briefly, then sleep on a condition variable
+  // that a new message wakes. CAF's middle phase (polling with 50 us sleeps
+  // that nothing interrupts) would add its sleep to every hop of a
+  // request/response chain.
+  sys_cfg_->set("work-stealing.moderate-poll-attempts", size_t{0});
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
   gcs_ = spawn_gcs(*sys_);
@@ -64,34 +69,34 @@ embedded_cluster::embedded_cluster(const config& cfg) {
   rc.resources = internal::resource_set{resources};
   rc.gcs = gcs_;
   rc.directory = directory_;
-  rc.prestart_workers = static_cast<std::uint32_t>(
-    std::ceil(rc.resources.quantity("CPU")));
+  rc.prestart_workers =
+      static_cast<std::uint32_t>(std::ceil(rc.resources.quantity("CPU")));
   rc.max_workers = cfg.max_workers_per_node;
   auto raylet = spawn_raylet(*sys_, rc);
   raylets_.push_back(raylet);
   auto self_id = worker_id{unique_id::random()};
   driver_store_ = std::make_shared<internal::memory_store>();
-  driver_owner_ = spawn_owner(*sys_, owner_config{self_id, rc.node, raylet,
-                                                  driver_store_, directory_});
+  driver_owner_ = spawn_owner(
+      *sys_, owner_config{self_id, rc.node, raylet, driver_store_, directory_});
   directory_->add(self_id, driver_owner_);
   caf::scoped_actor self{*sys_};
   bool started = false;
   std::string failure;
   self->request(gcs_, control_timeout, protocol::start_job{self_id, ""})
-    .receive(
-      [&](const protocol::job_started& msg) {
-        job_ = msg.job;
-        started = true;
-      },
-      [&](caf::error& err) { failure = sys_->render(err); });
+      .receive(
+          [&](const protocol::job_started& msg) {
+            job_ = msg.job;
+            started = true;
+          },
+          [&](caf::error& err) { failure = sys_->render(err); });
   if (!started) {
     stop();
-    throw error(errc::internal, "the control store did not start a job: "
-                                  + failure);
+    throw error(errc::internal,
+                "the control store did not start a job: " + failure);
   }
   driver_ = std::make_shared<owner_client>(
-    *sys_, owner_client::config{self_id, rc.node, job_, driver_owner_, raylet,
-                                driver_store_});
+      *sys_, owner_client::config{self_id, rc.node, job_, driver_owner_, raylet,
+                                  driver_store_});
 }
 
 embedded_cluster::~embedded_cluster() {
@@ -133,7 +138,7 @@ bool embedded_cluster::kill_worker(const worker_id& id) {
   for (auto& r : raylets_) {
     bool killed = false;
     self->request(r, control_timeout, protocol::kill_worker{id})
-      .receive([&](bool ok) { killed = ok; }, [](caf::error&) {});
+        .receive([&](bool ok) { killed = ok; }, [](caf::error&) {});
     if (killed)
       return true;
   }
@@ -145,7 +150,7 @@ std::size_t embedded_cluster::num_workers() {
   std::size_t total = 0;
   for (auto& r : raylets_)
     self->request(r, control_timeout, protocol::count_workers{})
-      .receive([&](std::uint64_t n) { total += n; }, [](caf::error&) {});
+        .receive([&](std::uint64_t n) { total += n; }, [](caf::error&) {});
   return total;
 }
 
@@ -172,8 +177,8 @@ void init(const config& cfg) {
     throw error(errc::invalid_argument, "prism is already initialized");
   if (!cfg.address.empty())
     throw invalid_argument_error(
-      "joining a cluster at '" + cfg.address
-      + "' is not supported yet; leave config.address empty to start an "
+        "joining a cluster at '" + cfg.address +
+        "' is not supported yet; leave config.address empty to start an "
         "embedded cluster");
   auto errors = detail::function_registry::instance().static_errors();
   if (!errors.empty()) {

@@ -43,32 +43,33 @@ caf::behavior gcs_behavior(gcs_actor* self) {
     }
   });
   return {
-    [self](protocol::add_node& msg) {
-      auto& st = self->state;
-      self->monitor(msg.raylet);
-      st.log->info("node {} joined with {{{}}}", msg.node.hex(),
-                   msg.resources.to_string());
-      st.nodes[msg.node] = protocol::node_info{msg.node, msg.resources,
-                                               msg.raylet, true};
-      self->send(msg.raylet, protocol::node_added{msg.node});
-    },
-    [self](protocol::start_job& msg) {
-      auto& st = self->state;
-      job_id id{st.next_job++};
-      st.jobs[id] = job_entry{msg.driver, msg.ns, true};
-      st.log->info("job {} started by driver {}", id.value, msg.driver.hex());
-      return protocol::job_started{id};
-    },
-    [self](const protocol::finish_job& msg) {
-      if (auto i = self->state.jobs.find(msg.job); i != self->state.jobs.end())
-        i->second.running = false;
-    },
-    [self](const protocol::list_nodes&) {
-      std::vector<protocol::node_info> result;
-      for (auto& [id, node] : self->state.nodes)
-        result.push_back(node);
-      return result;
-    },
+      [self](protocol::add_node& msg) {
+        auto& st = self->state;
+        self->monitor(msg.raylet);
+        st.log->info("node {} joined with {{{}}}", msg.node.hex(),
+                     msg.resources.to_string());
+        st.nodes[msg.node] =
+            protocol::node_info{msg.node, msg.resources, msg.raylet, true};
+        self->send(msg.raylet, protocol::node_added{msg.node});
+      },
+      [self](protocol::start_job& msg) {
+        auto& st = self->state;
+        job_id id{st.next_job++};
+        st.jobs[id] = job_entry{msg.driver, msg.ns, true};
+        st.log->info("job {} started by driver {}", id.value, msg.driver.hex());
+        return protocol::job_started{id};
+      },
+      [self](const protocol::finish_job& msg) {
+        if (auto i = self->state.jobs.find(msg.job);
+            i != self->state.jobs.end())
+          i->second.running = false;
+      },
+      [self](const protocol::list_nodes&) {
+        std::vector<protocol::node_info> result;
+        for (auto& [id, node] : self->state.nodes)
+          result.push_back(node);
+        return result;
+      },
   };
 }
 

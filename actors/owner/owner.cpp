@@ -66,7 +66,7 @@ struct key_queue {
 
   std::size_t depth() const {
     return avg_run_ns >= 0 && avg_run_ns < short_task_ns ? max_pipeline_depth
-                                                          : 1;
+                                                         : 1;
   }
 };
 
@@ -104,8 +104,8 @@ detail::error_info worker_died_error(const task_entry& t,
   detail::error_info err;
   err.code = errc::worker_crashed;
   err.function_name = t.spec.function;
-  err.message = "the worker running task '" + t.spec.display_name()
-                + "' died and no retries are left: " + reason;
+  err.message = "the worker running task '" + t.spec.display_name() +
+                "' died and no retries are left: " + reason;
   return err;
 }
 
@@ -117,8 +117,8 @@ void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
   reply.id = id;
   if (found.st != internal::memory_store::state::ready) {
     reply.error.code = errc::internal;
-    reply.error.message = "object " + id.hex()
-                          + " is unknown to its owner (freed or never made)";
+    reply.error.message =
+        "object " + id.hex() + " is unknown to its owner (freed or never made)";
   } else if (found.err) {
     reply.error = *found.err;
   } else {
@@ -224,7 +224,8 @@ void request_object(owner_actor* self, const object_id& id,
 
 // -- task lifecycle -----------------------------------------------------------
 
-void end_task(owner_actor* self, std::unordered_map<task_id, task_entry>::iterator t) {
+void end_task(owner_actor* self,
+              std::unordered_map<task_id, task_entry>::iterator t) {
   auto& st = self->state;
   for (auto& id : t->second.held_args)
     st.cfg.store->release_task_ref(id);
@@ -288,8 +289,8 @@ bool resolve_args(owner_actor* self, task_entry& t) {
     if (found.st == state::missing && arg.owner == st.cfg.self) {
       detail::error_info err;
       err.code = errc::invalid_argument;
-      err.message = "argument object " + arg.ref.hex()
-                    + " no longer exists at its owner";
+      err.message =
+          "argument object " + arg.ref.hex() + " no longer exists at its owner";
       fail_task(self, t.spec.id, err);
       return false;
     }
@@ -297,7 +298,7 @@ bool resolve_args(owner_actor* self, task_entry& t) {
     if (std::find(waiting.begin(), waiting.end(), t.spec.id) == waiting.end())
       waiting.push_back(t.spec.id);
     ++t.missing_args;
-    if (found.st == state::missing)
+    if (arg.owner != st.cfg.self)
       request_object(self, arg.ref, arg.owner);
   }
   return true;
@@ -362,8 +363,8 @@ void dispatch(owner_actor* self, const std::string& key) {
     lease_entry* best = nullptr;
     for (auto lid : q.leases) {
       auto& l = st.leases[lid];
-      if (l.in_flight.size() < depth
-          && (best == nullptr || l.in_flight.size() < best->in_flight.size()))
+      if (l.in_flight.size() < depth &&
+          (best == nullptr || l.in_flight.size() < best->in_flight.size()))
         best = &l;
     }
     if (best == nullptr)
@@ -419,8 +420,8 @@ void lease_granted(owner_actor* self, protocol::lease_grant& g) {
 void task_finished(owner_actor* self, protocol::task_done& d) {
   auto& st = self->state;
   auto t = st.tasks.find(d.task);
-  if (t == st.tasks.end() || t->second.lease_id != d.lease_id
-      || t->second.spec.attempt != d.attempt) {
+  if (t == st.tasks.end() || t->second.lease_id != d.lease_id ||
+      t->second.spec.attempt != d.attempt) {
     // A late report of a run that was already failed over; its retry owns
     // the result now.
     st.log->debug("dropping stale result of task {} attempt {}", d.task.hex(),
@@ -441,8 +442,8 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
     finish_task(self, d.task, std::move(d.result));
   } else {
     bool may_retry = d.error.code == errc::task_failed
-                       ? t->second.spec.retry_exceptions
-                       : is_retryable(d.error.code);
+                         ? t->second.spec.retry_exceptions
+                         : is_retryable(d.error.code);
     if (!may_retry || !retry_task(self, t->second))
       fail_task(self, d.task, d.error);
   }
@@ -490,31 +491,31 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
     }
   });
   return {
-    [self](protocol::submit_task& msg) { submit(self, std::move(msg.spec)); },
-    [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
-    [self](protocol::task_done& msg) { task_finished(self, msg); },
-    [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
-    [self](lease_idle_atom, std::uint64_t lease_id, std::uint64_t epoch) {
-      auto l = self->state.leases.find(lease_id);
-      if (l == self->state.leases.end() || l->second.idle_epoch != epoch
-          || !l->second.in_flight.empty())
-        return;
-      auto q = self->state.queues.find(l->second.key);
-      if (q != self->state.queues.end() && !q->second.ready.empty())
-        return;
-      return_lease(self, lease_id);
-    },
-    [self](const protocol::fetch_object& msg) {
-      request_object(self, msg.id, msg.owner);
-    },
-    [self](protocol::object_request& msg) {
-      auto found = self->state.cfg.store->lookup(msg.id);
-      if (found.st == internal::memory_store::state::pending)
-        self->state.waiting_borrowers[msg.id].push_back(msg.requester);
-      else
-        reply_object(self, msg.requester, msg.id, found);
-    },
-    [self](protocol::object_reply& msg) { object_arrived(self, msg); },
+      [self](protocol::submit_task& msg) { submit(self, std::move(msg.spec)); },
+      [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
+      [self](protocol::task_done& msg) { task_finished(self, msg); },
+      [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
+      [self](lease_idle_atom, std::uint64_t lease_id, std::uint64_t epoch) {
+        auto l = self->state.leases.find(lease_id);
+        if (l == self->state.leases.end() || l->second.idle_epoch != epoch ||
+            !l->second.in_flight.empty())
+          return;
+        auto q = self->state.queues.find(l->second.key);
+        if (q != self->state.queues.end() && !q->second.ready.empty())
+          return;
+        return_lease(self, lease_id);
+      },
+      [self](const protocol::fetch_object& msg) {
+        request_object(self, msg.id, msg.owner);
+      },
+      [self](protocol::object_request& msg) {
+        auto found = self->state.cfg.store->lookup(msg.id);
+        if (found.st == internal::memory_store::state::pending)
+          self->state.waiting_borrowers[msg.id].push_back(msg.requester);
+        else
+          reply_object(self, msg.requester, msg.id, found);
+      },
+      [self](protocol::object_reply& msg) { object_arrived(self, msg); },
   };
 }
 

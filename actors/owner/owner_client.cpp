@@ -27,8 +27,7 @@ detail::value value_or_throw(internal::memory_store::result&& found) {
 } // namespace
 
 owner_client::owner_client(caf::actor_system& sys, config cfg)
-  : sys_(sys), cfg_(std::move(cfg)), job_(cfg_.job) {
-}
+    : sys_(sys), cfg_(std::move(cfg)), job_(cfg_.job) {}
 
 owner_client::~owner_client() = default;
 
@@ -104,8 +103,9 @@ detail::value owner_client::get(const object_id& id, const worker_id& owner,
   found = cfg_.store->wait_one(id, deadline);
   on_unblock();
   if (found.st != store_state::ready)
-    throw timeout_error("get timed out after " + std::to_string(timeout.count())
-                        + " ms waiting for object " + id.hex());
+    throw timeout_error("get timed out after " +
+                        std::to_string(timeout.count()) +
+                        " ms waiting for object " + id.hex());
   return value_or_throw(std::move(found));
 }
 
@@ -124,8 +124,8 @@ owner_client::wait(const std::vector<const detail::ref_token*>& refs,
     }
   }
   auto ready = cfg_.store->wait_many(ids, 0, deadline);
-  auto count = static_cast<std::size_t>(
-    std::count(ready.begin(), ready.end(), true));
+  auto count =
+      static_cast<std::size_t>(std::count(ready.begin(), ready.end(), true));
   if (count >= num_returns)
     return ready;
   on_block();

@@ -17,11 +17,11 @@
 namespace prism::protocol {
 
 using message_types = caf::detail::type_list<
-  lease_request, lease_grant, lease_return, worker_lost, push_task, task_done,
-  submit_task, fetch_object, object_request, object_reply, worker_blocked,
-  worker_unblocked, kill_worker, count_workers, add_node, node_added,
-  node_info, std::vector<node_info>, start_job, job_started, finish_job,
-  list_nodes>;
+    lease_request, lease_grant, lease_return, worker_lost, push_task, task_done,
+    submit_task, fetch_object, object_request, object_reply, worker_blocked,
+    worker_unblocked, kill_worker, count_workers, add_node, node_added,
+    node_info, std::vector<node_info>, start_job, job_started, finish_job,
+    list_nodes>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

@@ -49,8 +49,8 @@ using raylet_actor = caf::stateful_actor<raylet_state>;
 worker_pool::worker* start_worker(raylet_actor* self) {
   auto& st = self->state;
   auto id = worker_id{unique_id::random()};
-  auto handle = spawn_worker(self->system(), worker_config{id, st.cfg.node,
-                                                           self, st.cfg.directory});
+  auto handle = spawn_worker(
+      self->system(), worker_config{id, st.cfg.node, self, st.cfg.directory});
   self->monitor(handle);
   st.pool.add(worker_pool::worker{id, handle, job_id{}, 0});
   st.log->debug("started worker {}", id.hex());
@@ -109,9 +109,8 @@ void schedule(raylet_actor* self) {
     st.lease_of_worker[w->id] = lease_id;
     if (st.watched_owners.insert(req.owner.address()).second)
       self->monitor(req.owner);
-    self->send(req.owner, protocol::lease_grant{req.request_id, lease_id,
-                                                w->id, w->handle,
-                                                st.cfg.node});
+    self->send(req.owner, protocol::lease_grant{req.request_id, lease_id, w->id,
+                                                w->handle, st.cfg.node});
     st.leases.emplace(lease_id, std::move(l));
     i = st.queue.erase(i);
   }
@@ -174,8 +173,8 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (auto w = st.pool.find(msg.source)) {
-      worker_gone(self, w->id, "the worker exited: "
-                                 + self->system().render(msg.reason));
+      worker_gone(self, w->id,
+                  "the worker exited: " + self->system().render(msg.reason));
     } else if (st.watched_owners.count(msg.source) > 0) {
       owner_gone(self, msg.source);
     }
@@ -191,47 +190,47 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
   self->send(st.cfg.gcs, protocol::add_node{st.cfg.node, st.cfg.resources,
                                             caf::actor_cast<caf::actor>(self)});
   return {
-    [self](protocol::lease_request& req) {
-      self->state.queue.push_back(std::move(req));
-      schedule(self);
-    },
-    [self](const protocol::lease_return& msg) {
-      end_lease(self, msg.lease_id);
-      schedule(self);
-    },
-    [self](const protocol::worker_blocked& msg) {
-      if (auto l = lease_of(self, msg.worker); l && !l->blocked) {
-        l->blocked = true;
-        l->held.subtract(l->cpu);
-        self->state.available.add(l->cpu);
+      [self](protocol::lease_request& req) {
+        self->state.queue.push_back(std::move(req));
         schedule(self);
-      }
-    },
-    [self](const protocol::worker_unblocked& msg) {
-      if (auto l = lease_of(self, msg.worker); l && l->blocked) {
-        // Takes the CPU back even if that oversubscribes the node for a
-        // while: the task must go on to finish and free it.
-        l->blocked = false;
-        l->held.add(l->cpu);
-        self->state.available.subtract(l->cpu);
-      }
-    },
-    [self](const protocol::kill_worker& msg) {
-      auto w = self->state.pool.find(msg.worker);
-      if (w == nullptr)
-        return false;
-      auto handle = w->handle;
-      self->demonitor(handle);
-      worker_gone(self, msg.worker, "killed by fault injection");
-      self->send_exit(handle, caf::exit_reason::kill);
-      return true;
-    },
-    [self](const protocol::count_workers&) {
-      return static_cast<std::uint64_t>(self->state.pool.size());
-    },
-    [self](const protocol::node_added& msg) {
-      self->state.log->debug("node {} registered", msg.node.hex());
-    },
+      },
+      [self](const protocol::lease_return& msg) {
+        end_lease(self, msg.lease_id);
+        schedule(self);
+      },
+      [self](const protocol::worker_blocked& msg) {
+        if (auto l = lease_of(self, msg.worker); l && !l->blocked) {
+          l->blocked = true;
+          l->held.subtract(l->cpu);
+          self->state.available.add(l->cpu);
+          schedule(self);
+        }
+      },
+      [self](const protocol::worker_unblocked& msg) {
+        if (auto l = lease_of(self, msg.worker); l && l->blocked) {
+          // Takes the CPU back even if that oversubscribes the node for a
+          // while: the task must go on to finish and free it.
+          l->blocked = false;
+          l->held.add(l->cpu);
+          self->state.available.subtract(l->cpu);
+        }
+      },
+      [self](const protocol::kill_worker& msg) {
+        auto w = self->state.pool.find(msg.worker);
+        if (w == nullptr)
+          return false;
+        auto handle = w->handle;
+        self->demonitor(handle);
+        worker_gone(self, msg.worker, "killed by fault injection");
+        self->send_exit(handle, caf::exit_reason::kill);
+        return true;
+      },
+      [self](const protocol::count_workers&) {
+        return static_cast<std::uint64_t>(self->state.pool.size());
+      },
+      [self](const protocol::node_added& msg) {
+        self->state.log->debug("node {} registered", msg.node.hex());
+      },
   };
 }
 

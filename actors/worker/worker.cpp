@@ -69,8 +69,8 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   if (entry == nullptr) {
     done.error.code = errc::function_not_found;
     done.error.function_name = spec.function;
-    done.error.message = "no function named '" + spec.function
-                         + "' is registered in this worker";
+    done.error.message = "no function named '" + spec.function +
+                         "' is registered in this worker";
   } else {
     std::vector<detail::value> args;
     args.reserve(spec.args.size());
@@ -88,8 +88,8 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
     st.client->end_task();
   }
   done.run_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::steady_clock::now() - start)
-                  .count();
+                    std::chrono::steady_clock::now() - start)
+                    .count();
   self->send(msg.reply_to, std::move(done));
 }
 
@@ -106,8 +106,8 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   self->link_to(st.owner);
   st.cfg.directory->add(st.cfg.id, st.owner);
   st.client = std::make_shared<owner_client>(
-    self->system(), owner_client::config{st.cfg.id, st.cfg.node, job_id{},
-                                         st.owner, st.cfg.raylet, store});
+      self->system(), owner_client::config{st.cfg.id, st.cfg.node, job_id{},
+                                           st.owner, st.cfg.raylet, store});
   st.client->set_in_worker(true);
   self->monitor(st.cfg.raylet);
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -122,7 +122,7 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
     store->fail_all_pending(err);
   });
   return {
-    [self](protocol::push_task& msg) { run_task(self, msg); },
+      [self](protocol::push_task& msg) { run_task(self, msg); },
   };
 }
 

@@ -10,9 +10,9 @@ namespace prism::detail {
 
 struct function_registry::impl {
   mutable std::mutex mu;
-  std::unordered_map<std::string, entry> by_name;        // guarded by mu
-  std::unordered_map<std::string, std::string> by_key;   // guarded by mu
-  std::vector<std::string> static_errors;                // guarded by mu
+  std::unordered_map<std::string, entry> by_name;      // guarded by mu
+  std::unordered_map<std::string, std::string> by_key; // guarded by mu
+  std::vector<std::string> static_errors;              // guarded by mu
 };
 
 function_registry& function_registry::instance() {
@@ -33,9 +33,8 @@ void function_registry::add(std::string name, std::string key, invoker call) {
   if (st.by_name.count(name) > 0)
     throw registration_error("function '" + name + "' is already registered");
   if (auto i = st.by_key.find(key); i != st.by_key.end())
-    throw registration_error("function '" + name
-                             + "' is already registered as '" + i->second
-                             + "'");
+    throw registration_error("function '" + name +
+                             "' is already registered as '" + i->second + "'");
   st.by_key.emplace(std::move(key), name);
   st.by_name.emplace(name, entry{name, std::move(call)});
 }
@@ -76,32 +75,32 @@ std::vector<std::string> split_remote_names(const char* text) {
     auto first = current.find_first_not_of(" \t\n\r");
     auto last = current.find_last_not_of(" \t\n\r");
     result.push_back(first == std::string::npos
-                       ? std::string{}
-                       : current.substr(first, last - first + 1));
+                         ? std::string{}
+                         : current.substr(first, last - first + 1));
     current.clear();
   };
   for (const char* c = text; *c != '\0'; ++c) {
     switch (*c) {
-      case '(':
-      case '<':
-      case '[':
-      case '{':
-        ++depth;
-        break;
-      case ')':
-      case '>':
-      case ']':
-      case '}':
-        --depth;
-        break;
-      case ',':
-        if (depth == 0) {
-          flush();
-          continue;
-        }
-        break;
-      default:
-        break;
+    case '(':
+    case '<':
+    case '[':
+    case '{':
+      ++depth;
+      break;
+    case ')':
+    case '>':
+    case ']':
+    case '}':
+      --depth;
+      break;
+    case ',':
+      if (depth == 0) {
+        flush();
+        continue;
+      }
+      break;
+    default:
+      break;
     }
     current += *c;
   }
@@ -111,16 +110,16 @@ std::vector<std::string> split_remote_names(const char* text) {
 
 void throw_arity_mismatch(const std::string& fn, std::size_t expected,
                           std::size_t actual) {
-  throw invalid_argument_error("'" + fn + "' takes " + std::to_string(expected)
-                               + " arguments but got "
-                               + std::to_string(actual));
+  throw invalid_argument_error("'" + fn + "' takes " +
+                               std::to_string(expected) +
+                               " arguments but got " + std::to_string(actual));
 }
 
 const std::string& registered_name(const std::string& key) {
   if (auto name = function_registry::instance().name_of(key))
     return *name;
   throw function_not_found_error(
-    "the function is not registered; register it with PRISM_REMOTE");
+      "the function is not registered; register it with PRISM_REMOTE");
 }
 
 void validate_resources(const resource_map& resources) {
@@ -128,14 +127,14 @@ void validate_resources(const resource_map& resources) {
     if (name.empty())
       throw invalid_argument_error("resource names must not be empty");
     if (!std::isfinite(quantity) || quantity <= 0)
-      throw invalid_argument_error("resource '" + name
-                                   + "' must have a positive quantity, got "
-                                   + std::to_string(quantity));
+      throw invalid_argument_error("resource '" + name +
+                                   "' must have a positive quantity, got " +
+                                   std::to_string(quantity));
     if (quantity > 1 && std::floor(quantity) != quantity)
       throw invalid_argument_error(
-        "resource '" + name
-        + "': quantities above 1 must be whole numbers, got "
-        + std::to_string(quantity));
+          "resource '" + name +
+          "': quantities above 1 must be whole numbers, got " +
+          std::to_string(quantity));
   }
 }
 

@@ -23,7 +23,8 @@ std::string to_hex(const void* data, std::size_t n) {
 
 std::string u64_hex(std::uint64_t x) {
   char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(x));
+  std::snprintf(buf, sizeof(buf), "%016llx",
+                static_cast<unsigned long long>(x));
   return buf;
 }
 
@@ -35,8 +36,8 @@ unique_id unique_id::random() {
     std::random_device rd;
     auto t = std::chrono::steady_clock::now().time_since_epoch().count();
     static std::atomic<std::uint64_t> salt{0};
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd()
-           ^ static_cast<std::uint64_t>(t) ^ (salt++ * 0x9e3779b97f4a7c15ULL);
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
+           static_cast<std::uint64_t>(t) ^ (salt++ * 0x9e3779b97f4a7c15ULL);
   }()};
   unique_id id;
   do {

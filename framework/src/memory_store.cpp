@@ -131,7 +131,7 @@ void memory_store::wake(entry& e) {
 }
 
 void memory_store::maybe_free(
-  std::unordered_map<object_id, entry>::iterator i) {
+    std::unordered_map<object_id, entry>::iterator i) {
   const auto& e = i->second;
   if (e.local_refs <= 0 && e.task_refs <= 0 && !e.pinned && e.waiters.empty())
     entries_.erase(i);

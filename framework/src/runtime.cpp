@@ -83,7 +83,7 @@ void get(const std::vector<object_ref<void>>& refs,
     if (timeout.count() >= 0)
       left = std::max(std::chrono::milliseconds{0},
                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now()));
+                          deadline - std::chrono::steady_clock::now()));
     get(ref, left);
   }
 }

@@ -69,8 +69,8 @@ void throw_serialization_failure(const std::string& what, std::uint64_t tag) {
 
 void throw_type_mismatch(std::uint64_t expected, std::uint64_t actual,
                          const std::string& where) {
-  throw type_mismatch_error(where + " holds a " + type_tag_name(actual)
-                            + " but was read as a " + type_tag_name(expected));
+  throw type_mismatch_error(where + " holds a " + type_tag_name(actual) +
+                            " but was read as a " + type_tag_name(expected));
 }
 
 } // namespace prism::detail

@@ -70,7 +70,7 @@ std::vector<T> get(const std::vector<object_ref<T>>& refs,
     if (timeout.count() >= 0)
       left = std::max(std::chrono::milliseconds{0},
                       std::chrono::duration_cast<std::chrono::milliseconds>(
-                        deadline - std::chrono::steady_clock::now()));
+                          deadline - std::chrono::steady_clock::now()));
     result.push_back(get(ref, left));
   }
   return result;
@@ -95,7 +95,8 @@ wait_result<T> wait(const std::vector<object_ref<T>>& refs,
                     std::size_t num_returns,
                     std::chrono::milliseconds timeout = detail::wait_forever) {
   if (num_returns > refs.size())
-    throw invalid_argument_error("wait: num_returns exceeds the number of refs");
+    throw invalid_argument_error(
+        "wait: num_returns exceeds the number of refs");
   std::vector<const detail::ref_token*> tokens;
   tokens.reserve(refs.size());
   for (const auto& ref : refs) {

@@ -91,8 +91,7 @@ private:
 class worker_crashed_error : public error {
 public:
   explicit worker_crashed_error(const std::string& message)
-    : error(errc::worker_crashed, message) {
-  }
+      : error(errc::worker_crashed, message) {}
 };
 
 /// A `get` or `wait` ran out of time before the result was ready. The result
@@ -100,24 +99,21 @@ public:
 class timeout_error : public error {
 public:
   explicit timeout_error(const std::string& message)
-    : error(errc::timeout, message) {
-  }
+      : error(errc::timeout, message) {}
 };
 
 /// A task named a function that no `PRISM_REMOTE` registered.
 class function_not_found_error : public error {
 public:
   explicit function_not_found_error(const std::string& message)
-    : error(errc::function_not_found, message) {
-  }
+      : error(errc::function_not_found, message) {}
 };
 
 /// A malformed argument, option or resource request.
 class invalid_argument_error : public error {
 public:
   explicit invalid_argument_error(const std::string& message)
-    : error(errc::invalid_argument, message) {
-  }
+      : error(errc::invalid_argument, message) {}
 };
 
 /// A value was read as a type other than the one it was written as, e.g. an
@@ -125,24 +121,21 @@ public:
 class type_mismatch_error : public error {
 public:
   explicit type_mismatch_error(const std::string& message)
-    : error(errc::type_mismatch, message) {
-  }
+      : error(errc::type_mismatch, message) {}
 };
 
 /// A function name was registered twice, or a registration was malformed.
 class registration_error : public error {
 public:
   explicit registration_error(const std::string& message)
-    : error(errc::registration_failed, message) {
-  }
+      : error(errc::registration_failed, message) {}
 };
 
 /// An API call needs a running Prism (`prism::init`).
 class not_initialized_error : public error {
 public:
   explicit not_initialized_error(const std::string& message)
-    : error(errc::not_initialized, message) {
-  }
+      : error(errc::not_initialized, message) {}
 };
 
 } // namespace prism

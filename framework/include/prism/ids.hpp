@@ -117,8 +117,8 @@ struct hash<prism::job_id> {
 template <>
 struct hash<prism::task_id> {
   size_t operator()(const prism::task_id& x) const noexcept {
-    return hash<prism::unique_id>{}(x.submitter)
-           ^ static_cast<size_t>(x.seq * 0xff51afd7ed558ccdULL);
+    return hash<prism::unique_id>{}(x.submitter) ^
+           static_cast<size_t>(x.seq * 0xff51afd7ed558ccdULL);
   }
 };
 

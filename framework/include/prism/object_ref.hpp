@@ -21,8 +21,7 @@ public:
   /// An empty reference. REQUIRES: assigned before use.
   object_ref() = default;
 
-  explicit object_ref(detail::ref_ptr token) : token_(std::move(token)) {
-  }
+  explicit object_ref(detail::ref_ptr token) : token_(std::move(token)) {}
 
   /// The object's id. REQUIRES: `valid()`.
   const object_id& id() const noexcept {

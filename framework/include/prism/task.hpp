@@ -77,8 +77,7 @@ class task_caller<R (*)(Args...)> {
 public:
   using result_type = std::decay_t<R>;
 
-  explicit task_caller(R (*f)(Args...)) : f_(f) {
-  }
+  explicit task_caller(R (*f)(Args...)) : f_(f) {}
 
   /// A name for the task, shown in logs and errors.
   task_caller& name(std::string n) {

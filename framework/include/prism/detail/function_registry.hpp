@@ -67,8 +67,8 @@ std::decay_t<T> decode_arg(const std::vector<value>& args,
   using D = std::decay_t<T>;
   if (args[I].tag != type_tag<D>())
     throw_type_mismatch(type_tag<D>(), args[I].tag,
-                        "argument " + std::to_string(I + 1) + " of '" + fn
-                          + "'");
+                        "argument " + std::to_string(I + 1) + " of '" + fn +
+                            "'");
   return decode<D>(args[I]);
 }
 
@@ -109,7 +109,7 @@ bool register_remote(const char* text, Fs... fs) {
   auto names = split_remote_names(text);
   if (names.size() != sizeof...(Fs)) {
     function_registry::instance().add_static_error(
-      std::string{"cannot split PRISM_REMOTE("} + text + ") into names");
+        std::string{"cannot split PRISM_REMOTE("} + text + ") into names");
     return false;
   }
   std::size_t i = 0;
@@ -135,7 +135,7 @@ bool register_remote(const char* text, Fs... fs) {
 /// may be registered once per binary; a second registration is reported by
 /// `prism::init` as a `registration_error`. Overloads are registered with
 /// `PRISM_FUNC(f, arg types...)`.
-#define PRISM_REMOTE(...)                                                     \
-  [[maybe_unused]] static const bool PRISM_DETAIL_CONCAT(                     \
-    prism_remote_registered_, __COUNTER__)                                    \
-    = ::prism::detail::register_remote(#__VA_ARGS__, __VA_ARGS__)
+#define PRISM_REMOTE(...)                                                      \
+  [[maybe_unused]] static const bool PRISM_DETAIL_CONCAT(                      \
+      prism_remote_registered_, __COUNTER__) =                                 \
+      ::prism::detail::register_remote(#__VA_ARGS__, __VA_ARGS__)

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "prism/config.hpp"
+#include "prism/detail/value.hpp"
 #include "prism/error.hpp"
 #include "prism/ids.hpp"
-#include "prism/detail/value.hpp"
 
 namespace prism::detail {
 
@@ -67,8 +67,7 @@ class runtime;
 class ref_token {
 public:
   ref_token(object_id id, worker_id owner, std::weak_ptr<runtime> rt)
-    : id_(id), owner_(owner), runtime_(std::move(rt)) {
-  }
+      : id_(id), owner_(owner), runtime_(std::move(rt)) {}
 
   ~ref_token();
 
@@ -101,22 +100,20 @@ public:
   /// Submits a call of the function registered as `function`.
   virtual ref_ptr submit_task(const std::string& function,
                               std::vector<task_arg> args,
-                              const task_options& opts)
-    = 0;
+                              const task_options& opts) = 0;
 
   /// Stores `v` as a new object owned by this runtime.
   virtual ref_ptr put(value v) = 0;
 
   /// Returns the object's value, or throws its error, or `timeout_error`.
   virtual value get(const object_id& id, const worker_id& owner,
-                    wait_duration timeout)
-    = 0;
+                    wait_duration timeout) = 0;
 
   /// Waits until `num_returns` of `refs` are ready or `timeout` passes, and
   /// returns which are ready.
   virtual std::vector<bool> wait(const std::vector<const ref_token*>& refs,
-                                 std::size_t num_returns, wait_duration timeout)
-    = 0;
+                                 std::size_t num_returns,
+                                 wait_duration timeout) = 0;
 
   /// Makes a reference for an object that arrived inside a value.
   virtual ref_ptr borrow(const object_id& id, const worker_id& owner) = 0;

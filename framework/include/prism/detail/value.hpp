@@ -84,8 +84,7 @@ typename Inspector::result_type inspect(Inspector& f, value& x) {
 template <class T>
 value encode(const T& x) {
   auto buf = std::make_shared<byte_buffer>();
-  caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr),
-                              *buf};
+  caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), *buf};
   if (auto err = sink(const_cast<T&>(x)))
     throw_serialization_failure("cannot serialize", type_tag<T>());
   return value{type_tag<T>(), std::move(buf)};
@@ -100,8 +99,7 @@ T decode(const value& v, const char* where = "value") {
   T result{};
   static const byte_buffer empty;
   const auto& buf = v.bytes ? *v.bytes : empty;
-  caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr),
-                               buf};
+  caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr), buf};
   if (auto err = src(result))
     throw_serialization_failure("cannot deserialize", v.tag);
   if (src.remaining() != 0)

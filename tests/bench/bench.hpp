@@ -1,0 +1,70 @@
+#pragma once
+
+// The metrics prism_bench knows, and what a metric needs to be measured.
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace prism::bench {
+
+/// How one run of prism_bench sizes its workloads.
+struct run_options {
+  /// Shrinks every iteration count a hundredfold, for a quick sanity run.
+  bool smoke = false;
+
+  /// Returns `n`, or under `smoke` `n / 100` but at least 10.
+  std::size_t iterations(std::size_t n) const noexcept {
+    return smoke ? std::max<std::size_t>(n / 100, 10) : n;
+  }
+};
+
+/// One number prism_bench reports.
+struct metric {
+  /// Ray's name for the metric, e.g. "single_client_tasks_async".
+  std::string name;
+
+  /// The unit of the value, e.g. "per_s".
+  std::string unit;
+
+  /// Whether the metric needs Prism running.
+  bool needs_prism = false;
+
+  /// Runs the workload once and returns its value in `unit`, timing only the
+  /// work the metric is about. Throws if the workload fails or returns wrong
+  /// results.
+  std::function<double(const run_options&)> run_once;
+};
+
+/// Task submission and retrieval: Ray's single- and multi-client task metrics.
+std::vector<metric> task_metrics();
+
+/// Object store calls: Ray's put and get metrics.
+std::vector<metric> object_metrics();
+
+/// Two plain CAF actors exchanging requests: the floor under Prism's numbers.
+std::vector<metric> caf_floor_metrics();
+
+/// Calls `f`, which performs `ops` operations, and returns operations per
+/// second.
+template <class F>
+double ops_per_second(std::size_t ops, F&& f) {
+  auto start = std::chrono::steady_clock::now();
+  f();
+  std::chrono::duration<double> elapsed =
+      std::chrono::steady_clock::now() - start;
+  return static_cast<double>(ops) / elapsed.count();
+}
+
+/// Throws `std::runtime_error(what)` unless `ok`: a benchmark that computes
+/// wrong results measures nothing.
+inline void expect(bool ok, const char* what) {
+  if (!ok)
+    throw std::runtime_error(what);
+}
+
+} // namespace prism::bench

@@ -1,0 +1,134 @@
+// A worker dies while it runs a task: the owner retries the task elsewhere, or
+// reports the crash once the task has no retries left.
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+
+#include "cluster_fixture.hpp"
+
+using prism_test::result_timeout;
+
+namespace worker_failure_test {
+
+std::atomic<int> runs{0};
+std::atomic<int> in_flight{0};
+std::atomic<int> last_attempt{-1};
+
+// Written before `held_worker_known` is set, and read only after it is.
+prism::worker_id held_worker;
+std::atomic<bool> held_worker_known{false};
+
+// Set by the test, and always by the fixture's teardown, to let the first run
+// return.
+std::atomic<bool> release{false};
+
+/// Counts the runs of `hold_first_attempt` that have not returned yet.
+struct in_flight_scope {
+  in_flight_scope() {
+    ++in_flight;
+  }
+  ~in_flight_scope() {
+    --in_flight;
+  }
+};
+
+// The first run reports its worker and blocks until released, so the test can
+// kill that worker mid-task; a retry returns at once. The deadline keeps the
+// first run from blocking forever if a test fails before releasing it.
+int hold_first_attempt(int x) {
+  in_flight_scope scope;
+  ++runs;
+  auto ctx = prism::get_runtime_context();
+  last_attempt = ctx.attempt;
+  if (ctx.attempt == 0) {
+    held_worker = ctx.worker;
+    held_worker_known = true;
+    prism_test::wait_until([] { return release.load(); });
+  }
+  return x + 1;
+}
+
+} // namespace worker_failure_test
+
+PRISM_REMOTE(worker_failure_test::hold_first_attempt);
+
+using namespace worker_failure_test;
+
+namespace {
+
+struct worker_failure_fixture : prism_test::cluster_fixture {
+  worker_failure_fixture() {
+    runs = 0;
+    last_attempt = -1;
+    held_worker = prism::worker_id{};
+    held_worker_known = false;
+    release = false;
+  }
+
+  // Runs before the base class shuts the cluster down: the run on the killed
+  // worker keeps going inside this process until released.
+  ~worker_failure_fixture() {
+    release = true;
+    prism_test::wait_until([] { return in_flight.load() == 0; });
+  }
+};
+
+/// Waits until the first run of the task has started and returns its worker.
+prism::worker_id wait_for_held_worker() {
+  BOOST_REQUIRE_MESSAGE(
+      prism_test::wait_until([] { return held_worker_known.load(); }),
+      "the task did not start within the deadline");
+  return held_worker;
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(worker_failure, worker_failure_fixture)
+
+BOOST_AUTO_TEST_CASE(task_on_a_killed_worker_is_retried_and_returns_its_value) {
+  auto ref = prism::task(hold_first_attempt).remote(41);
+  auto worker = wait_for_held_worker();
+  BOOST_REQUIRE(prism::testing::kill_worker(worker));
+  BOOST_TEST(prism::get(ref, result_timeout) == 42);
+  BOOST_TEST(runs.load() == 2);
+  BOOST_TEST(last_attempt.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(task_on_a_killed_worker_without_retries_fails_as_crashed) {
+  auto ref = prism::task(hold_first_attempt).max_retries(0).remote(41);
+  auto worker = wait_for_held_worker();
+  BOOST_REQUIRE(prism::testing::kill_worker(worker));
+  try {
+    prism::get(ref, result_timeout);
+    BOOST_FAIL("get returned a value of a task whose worker was killed");
+  } catch (const prism::worker_crashed_error& e) {
+    BOOST_TEST((e.code() == prism::errc::worker_crashed));
+    BOOST_TEST(e.retryable());
+  }
+  BOOST_TEST(runs.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(killing_a_worker_that_does_not_exist_returns_false) {
+  prism::worker_id unknown{prism::unique_id::random()};
+  BOOST_TEST(!prism::testing::kill_worker(unknown));
+}
+
+BOOST_AUTO_TEST_CASE(
+    killing_the_same_worker_twice_returns_false_the_second_time) {
+  auto ref = prism::task(hold_first_attempt).remote(1);
+  auto worker = wait_for_held_worker();
+  BOOST_REQUIRE(prism::testing::kill_worker(worker));
+  BOOST_TEST(!prism::testing::kill_worker(worker));
+  BOOST_TEST(prism::get(ref, result_timeout) == 2);
+}
+
+BOOST_AUTO_TEST_CASE(worker_running_a_task_is_counted_by_num_workers) {
+  auto ref = prism::task(hold_first_attempt).remote(1);
+  wait_for_held_worker();
+  BOOST_TEST(prism::testing::num_workers() >= 1u);
+  release = true;
+  BOOST_TEST(prism::get(ref, result_timeout) == 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,71 @@
+// Identifiers: random ids, nil ids and their hex form.
+
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+#include <string>
+
+#include "prism/ids.hpp"
+
+namespace {
+
+bool is_lowercase_hex(const std::string& s) {
+  return s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(ids)
+
+BOOST_AUTO_TEST_CASE(default_unique_id_is_nil) {
+  BOOST_TEST(prism::unique_id{}.nil());
+}
+
+BOOST_AUTO_TEST_CASE(random_unique_id_is_not_nil) {
+  for (int i = 0; i < 1000; ++i)
+    BOOST_TEST_REQUIRE(!prism::unique_id::random().nil());
+}
+
+BOOST_AUTO_TEST_CASE(random_unique_ids_are_distinct) {
+  std::set<prism::unique_id> seen;
+  for (int i = 0; i < 10'000; ++i)
+    seen.insert(prism::unique_id::random());
+  BOOST_TEST(seen.size() == 10'000u);
+}
+
+BOOST_AUTO_TEST_CASE(hex_of_a_unique_id_is_32_lowercase_hex_digits) {
+  auto hex = prism::unique_id::random().hex();
+  BOOST_TEST(hex.size() == 32u);
+  BOOST_TEST(is_lowercase_hex(hex), hex);
+}
+
+BOOST_AUTO_TEST_CASE(hex_of_the_nil_id_is_all_zeros) {
+  BOOST_TEST(prism::unique_id{}.hex() == std::string(32, '0'));
+}
+
+BOOST_AUTO_TEST_CASE(distinct_ids_have_distinct_hex) {
+  prism::unique_id a{1, 2};
+  prism::unique_id b{2, 1};
+  BOOST_TEST(a.hex() != b.hex());
+}
+
+BOOST_AUTO_TEST_CASE(default_object_id_is_nil) {
+  BOOST_TEST(prism::object_id{}.nil());
+}
+
+BOOST_AUTO_TEST_CASE(object_id_with_index_zero_is_a_put) {
+  prism::object_id put_id{prism::task_id{{prism::unique_id{1, 2}}, 3}, 0};
+  prism::object_id return_id{prism::task_id{{prism::unique_id{1, 2}}, 3}, 1};
+  BOOST_TEST(put_id.is_put());
+  BOOST_TEST(!return_id.is_put());
+  BOOST_TEST(!put_id.nil());
+}
+
+BOOST_AUTO_TEST_CASE(object_ids_of_one_task_differ_by_index) {
+  prism::task_id task{{prism::unique_id{1, 2}}, 3};
+  prism::object_id first{task, 1};
+  prism::object_id second{task, 2};
+  BOOST_TEST(first.hex() != second.hex());
+}
+
+BOOST_AUTO_TEST_SUITE_END()

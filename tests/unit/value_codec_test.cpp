@@ -1,0 +1,184 @@
+// detail::encode / detail::decode: values survive a round trip, and bad
+// input is reported as an error, never a crash.
+
+#include <boost/test/unit_test.hpp>
+
+#include <climits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "prism/detail/value.hpp"
+
+namespace value_codec_test {
+
+struct point {
+  int x = 0;
+  int y = 0;
+  std::string label;
+
+  friend bool operator==(const point&, const point&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, point& p) {
+  return f(p.x, p.y, p.label);
+}
+
+template <class T>
+T round_trip(const T& x) {
+  return prism::detail::decode<T>(prism::detail::encode(x));
+}
+
+/// Returns `v` with its payload cut to its first `size` bytes.
+prism::detail::value truncated(const prism::detail::value& v,
+                               std::size_t size) {
+  auto bytes = std::make_shared<prism::detail::byte_buffer>(
+      v.bytes->begin(), v.bytes->begin() + static_cast<std::ptrdiff_t>(size));
+  return prism::detail::value{v.tag, std::move(bytes)};
+}
+
+} // namespace value_codec_test
+
+using namespace value_codec_test;
+using prism::detail::decode;
+using prism::detail::encode;
+
+BOOST_AUTO_TEST_SUITE(value_codec)
+
+// -- round trips
+// ---------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(int_round_trips) {
+  for (int x : {0, 1, -1, 42, INT_MIN, INT_MAX})
+    BOOST_TEST(round_trip(x) == x);
+}
+
+BOOST_AUTO_TEST_CASE(double_round_trips) {
+  for (double x : {0.0, -0.5, 3.141592653589793, 1e300, -1e-300})
+    BOOST_TEST(round_trip(x) == x);
+}
+
+BOOST_AUTO_TEST_CASE(string_round_trips) {
+  std::string s{"hello, prism"};
+  BOOST_TEST(round_trip(s) == s);
+}
+
+BOOST_AUTO_TEST_CASE(string_with_embedded_nul_round_trips) {
+  std::string s{"a\0b", 3};
+  BOOST_TEST(round_trip(s) == s);
+}
+
+BOOST_AUTO_TEST_CASE(vector_of_strings_round_trips) {
+  std::vector<std::string> xs{"one", "", "three"};
+  BOOST_TEST(round_trip(xs) == xs, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(map_of_string_to_vector_of_int_round_trips) {
+  std::map<std::string, std::vector<int>> m{
+      {"empty", {}}, {"one", {1}}, {"many", {1, 2, 3}}};
+  BOOST_TEST((round_trip(m) == m));
+}
+
+BOOST_AUTO_TEST_CASE(user_struct_round_trips) {
+  point p{3, -4, "corner"};
+  BOOST_TEST((round_trip(p) == p));
+}
+
+BOOST_AUTO_TEST_CASE(nested_vectors_round_trip) {
+  std::vector<std::vector<int>> xs{{1, 2}, {}, {3}};
+  BOOST_TEST((round_trip(xs) == xs));
+}
+
+BOOST_AUTO_TEST_CASE(empty_vector_round_trips) {
+  BOOST_TEST(round_trip(std::vector<int>{}).empty());
+}
+
+BOOST_AUTO_TEST_CASE(vector_of_100000_doubles_round_trips) {
+  std::vector<double> xs(100'000);
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    xs[i] = static_cast<double>(i) / 3.0;
+  BOOST_TEST((round_trip(xs) == xs));
+}
+
+// -- type tags
+// -----------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(encode_tags_the_value_with_its_type) {
+  BOOST_TEST(encode(42).tag == prism::detail::type_tag<int>());
+  BOOST_TEST(encode(std::string{"x"}).tag ==
+             prism::detail::type_tag<std::string>());
+}
+
+BOOST_AUTO_TEST_CASE(different_types_have_different_tags) {
+  BOOST_TEST(prism::detail::type_tag<int>() != prism::detail::type_tag<long>());
+  BOOST_TEST(prism::detail::type_tag<int>() !=
+             prism::detail::type_tag<std::string>());
+  BOOST_TEST(prism::detail::type_tag<std::vector<int>>() !=
+             prism::detail::type_tag<std::vector<long>>());
+}
+
+BOOST_AUTO_TEST_CASE(no_type_has_the_void_tag) {
+  BOOST_TEST(prism::detail::type_tag<int>() != prism::detail::void_tag);
+  BOOST_TEST(prism::detail::type_tag<point>() != prism::detail::void_tag);
+}
+
+BOOST_AUTO_TEST_CASE(type_tag_name_is_the_demangled_type_name) {
+  BOOST_TEST(prism::detail::type_tag_name(prism::detail::type_tag<int>()) ==
+             "int");
+  BOOST_TEST(prism::detail::type_tag_name(prism::detail::type_tag<point>()) ==
+             "value_codec_test::point");
+}
+
+BOOST_AUTO_TEST_CASE(equal_values_encode_to_equal_values) {
+  BOOST_TEST((encode(std::string{"same"}) == encode(std::string{"same"})));
+  BOOST_TEST(!(encode(1) == encode(2)));
+}
+
+// -- bad input
+// -----------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(decoding_as_another_type_throws_type_mismatch_error) {
+  auto v = encode(42);
+  BOOST_CHECK_THROW(decode<std::string>(v), prism::type_mismatch_error);
+}
+
+BOOST_AUTO_TEST_CASE(decoding_a_void_value_throws_type_mismatch_error) {
+  BOOST_CHECK_THROW(decode<int>(prism::detail::value{}),
+                    prism::type_mismatch_error);
+}
+
+BOOST_AUTO_TEST_CASE(decoding_truncated_bytes_throws_error) {
+  auto v = encode(std::string{"a string long enough to cut"});
+  auto cut = truncated(v, v.size() - 5);
+  try {
+    decode<std::string>(cut);
+    BOOST_FAIL("decoded a truncated string");
+  } catch (const prism::type_mismatch_error&) {
+    BOOST_FAIL("the tag is right; only the bytes are short");
+  } catch (const prism::error& e) {
+    BOOST_TEST((e.code() == prism::errc::internal));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(decoding_a_truncated_vector_throws_error) {
+  auto v = encode(std::vector<double>{1.0, 2.0, 3.0});
+  BOOST_CHECK_THROW(decode<std::vector<double>>(truncated(v, v.size() - 1)),
+                    prism::error);
+}
+
+BOOST_AUTO_TEST_CASE(decoding_an_empty_payload_throws_error) {
+  auto v = encode(std::vector<int>{1, 2, 3});
+  BOOST_CHECK_THROW(decode<std::vector<int>>(truncated(v, 0)), prism::error);
+}
+
+BOOST_AUTO_TEST_CASE(decoding_bytes_with_trailing_garbage_throws_error) {
+  auto v = encode(7);
+  auto bytes = std::make_shared<prism::detail::byte_buffer>(*v.bytes);
+  bytes->push_back('x');
+  prism::detail::value padded{v.tag, std::move(bytes)};
+  BOOST_CHECK_THROW(decode<int>(padded), prism::error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
