@@ -1,0 +1,50 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "prism/supervision.hpp"
+
+namespace prism::actors {
+
+/// One child of a supervisor: how to start it, when to restart it, and how to
+/// stop it. A supervisor is a valid child: its `start` spawns a supervisor.
+struct child_definition {
+  /// Unique among the supervisor's children.
+  std::string id;
+
+  /// Spawns the child and returns its handle. Called on the supervisor's
+  /// thread, so it must not block. An invalid handle or an exception is a
+  /// failed start.
+  std::function<caf::actor(caf::actor_system&)> start;
+
+  restart_type restart = restart_type::permanent;
+
+  shutdown_spec shutdown;
+};
+
+/// Spawns a supervisor that starts `children` in order and keeps them running
+/// as `flags` say (see README "Supervision trees"). Under simple_one_for_one,
+/// `children` holds exactly one definition, the template that every
+/// `protocol::start_child` request instantiates.
+///
+/// The supervisor monitors its children (it does not link to them). Asked to
+/// exit (an exit message that is not `normal`, typically from its parent), it
+/// stops every child in reverse start order, then exits with the same reason.
+/// Past its restart intensity it does the same and exits with
+/// `protocol::supervisor_errc::intensity_exceeded`, an abnormal reason its own
+/// supervisor restarts it for. If it is killed, its live children are killed
+/// with it. It answers the requests of protocol/supervisor.hpp, whose types
+/// `protocol::add_supervisor_message_types` registers.
+///
+/// Throws `invalid_argument_error` on invalid flags, shutdown specs or ids, a
+/// child without a `start`, or a simple_one_for_one without exactly one
+/// definition.
+caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_flags flags,
+                            std::vector<child_definition> children);
+
+} // namespace prism::actors
