@@ -42,10 +42,12 @@ write_basic_package_version_file(
   VERSION "${PROJECT_VERSION}"
   COMPATIBILITY SameMinorVersion)
 
-# FindCAF.cmake goes next to the config: CAF ships no CMake package, and the
-# exported prism target names CAF::core and CAF::io.
+# FindCAF.cmake and FindRocksDB.cmake go next to the config: the exported
+# prism target names CAF::core, CAF::io and RocksDB::rocksdb, and neither
+# library ships a CMake package that defines them as Prism does.
 install(FILES
     "${PROJECT_BINARY_DIR}/prismConfig.cmake"
     "${PROJECT_BINARY_DIR}/prismConfigVersion.cmake"
     "${CMAKE_CURRENT_LIST_DIR}/FindCAF.cmake"
+    "${CMAKE_CURRENT_LIST_DIR}/FindRocksDB.cmake"
   DESTINATION "${PRISM_INSTALL_CMAKEDIR}")

@@ -49,6 +49,10 @@ std::vector<metric> object_metrics();
 /// Two plain CAF actors exchanging requests: the floor under Prism's numbers.
 std::vector<metric> caf_floor_metrics();
 
+/// The control store's storage: acknowledged actor writes with and without
+/// fsync, and recovery of a store of 100,000 actors.
+std::vector<metric> gcs_store_metrics();
+
 /// Calls `f`, which performs `ops` operations, and returns operations per
 /// second.
 template <class F>

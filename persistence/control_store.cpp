@@ -1,0 +1,559 @@
+#include "control_store.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <chrono>
+#include <mutex>
+#include <string_view>
+#include <utility>
+
+#include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+
+#include "record_codec.hpp"
+#include "recovery.hpp"
+#include "store_layout.hpp"
+#include "store_log.hpp"
+#include "write_batch_rep.hpp"
+
+namespace prism::persistence {
+
+namespace {
+
+using kind = store_error::kind_t;
+using std::chrono::steady_clock;
+
+/// Milliseconds since `start`, for log lines.
+long long ms_since(steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             steady_clock::now() - start)
+      .count();
+}
+using layout::table;
+
+constexpr std::size_t num_tables = layout::all_tables.size();
+
+/// Throws the store_error that `s` (not ok) stands for. A file missing from
+/// a store that exists is damage, not an I/O failure.
+[[noreturn]] void fail(const rocksdb::Status& s, const std::string& what,
+                       bool missing_is_corrupt = false) {
+  auto k = kind::io;
+  if (s.IsCorruption())
+    k = kind::corrupt;
+  else if (missing_is_corrupt && (s.IsNotFound() || s.IsPathNotFound()))
+    k = kind::corrupt;
+  throw store_error(k, what + ": " + s.ToString());
+}
+
+void check(const rocksdb::Status& s, const std::string& what) {
+  if (!s.ok())
+    fail(s, what);
+}
+
+/// Options shared by every open of a store: the environment and a log that
+/// writes no file into the store's directory.
+rocksdb::Options base_options(rocksdb::Env* env) {
+  rocksdb::Options o;
+  o.env = env;
+  o.info_log = make_rocksdb_log();
+  o.paranoid_checks = true;
+  o.create_if_missing = false;
+  o.create_missing_column_families = false;
+  // A crash may leave a torn last WAL record, which was never acknowledged;
+  // replay stops there.
+  o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  return o;
+}
+
+std::vector<rocksdb::ColumnFamilyDescriptor>
+descriptors(const std::vector<std::string>& names,
+            const rocksdb::Options& opts) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> out;
+  for (const auto& n : names)
+    out.emplace_back(n, rocksdb::ColumnFamilyOptions{opts});
+  return out;
+}
+
+/// Closes `db` and its handles. Returns the status of closing.
+rocksdb::Status close_db(rocksdb::DB*& db,
+                         std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  if (db == nullptr)
+    return rocksdb::Status::OK();
+  for (auto* h : handles)
+    db->DestroyColumnFamilyHandle(h);
+  handles.clear();
+  auto s = db->Close();
+  delete db;
+  db = nullptr;
+  return s;
+}
+
+/// A read-only database, closed when it goes out of scope.
+struct read_only_db {
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+
+  ~read_only_db() {
+    close_db(db, handles);
+  }
+};
+
+enum class found_version { ok, absent };
+
+std::uint32_t parse_version(const std::string& text, const std::string& path) {
+  std::uint32_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    throw store_error(kind::corrupt, "control store at " + path +
+                                         " has an unreadable schema version '" +
+                                         layout::printable(text) + "'");
+  return v;
+}
+
+/// Checks the store at `path` without writing to it: it must list its
+/// column families, open read-only, have this build's schema version (or no
+/// version and no records) and, if asked, pass a full checksum check.
+/// Returns whether the version must still be written.
+found_version probe(const rocksdb::Options& base, const std::string& path,
+                    bool verify_checksums) {
+  std::vector<std::string> names;
+  auto s = rocksdb::DB::ListColumnFamilies(base, path, &names);
+  if (!s.ok())
+    fail(s, "control store at " + path + " is unreadable", true);
+  read_only_db ro;
+  s = rocksdb::DB::OpenForReadOnly(base, path, descriptors(names, base),
+                                   &ro.handles, &ro.db);
+  if (!s.ok())
+    fail(s, "control store at " + path + " cannot be opened", true);
+  std::string text;
+  s = ro.db->Get(rocksdb::ReadOptions{}, ro.db->DefaultColumnFamily(),
+                 layout::schema_version_key, &text);
+  auto result = found_version::ok;
+  if (s.IsNotFound()) {
+    // Created, then crashed before the version was written: fine if empty.
+    for (auto* h : ro.handles) {
+      std::unique_ptr<rocksdb::Iterator> it{
+          ro.db->NewIterator(rocksdb::ReadOptions{}, h)};
+      it->SeekToFirst();
+      check(it->status(), "cannot read control store at " + path);
+      if (it->Valid())
+        throw store_error(kind::corrupt,
+                          "control store at " + path +
+                              " holds records but no schema version");
+    }
+    result = found_version::absent;
+  } else if (!s.ok()) {
+    fail(s, "cannot read the schema version of control store at " + path);
+  } else if (auto v = parse_version(text, path);
+             v != control_store::schema_version) {
+    throw store_error(kind::wrong_schema_version,
+                      "control store at " + path + " has schema version " +
+                          std::to_string(v) + "; this build reads version " +
+                          std::to_string(control_store::schema_version) +
+                          ". Nothing was changed.");
+  }
+  if (verify_checksums) {
+    s = ro.db->VerifyChecksum();
+    if (!s.ok())
+      fail(s, "control store at " + path + " failed its checksum check", true);
+  }
+  return result;
+}
+
+/// Whether `path` holds a store; throws if it holds files but no store.
+bool store_exists(rocksdb::Env* env, const std::string& path) {
+  auto s = env->FileExists(path + "/CURRENT");
+  if (s.ok())
+    return true;
+  if (!s.IsNotFound())
+    fail(s, "cannot look for a control store at " + path);
+  std::vector<std::string> children;
+  s = env->GetChildren(path, &children);
+  if (s.IsNotFound() || s.IsPathNotFound())
+    return false;
+  check(s, "cannot list " + path);
+  for (const auto& c : children)
+    if (c != "." && c != "..")
+      throw store_error(kind::corrupt,
+                        path + " holds files but no control store (no "
+                               "CURRENT file); refusing to touch it");
+  return false;
+}
+
+/// Creates `path` and its missing parents through `env`.
+void create_dirs(rocksdb::Env* env, const std::string& path) {
+  for (auto pos = path.find('/', 1); pos != std::string::npos;
+       pos = path.find('/', pos + 1))
+    check(env->CreateDirIfMissing(path.substr(0, pos)),
+          "cannot create " + path.substr(0, pos));
+  check(env->CreateDirIfMissing(path), "cannot create " + path);
+}
+
+} // namespace
+
+// -- state --------------------------------------------------------------------
+
+struct control_store::state {
+  std::string path;
+  /// Owns the environment made for `store_options::file_system`, if any.
+  std::unique_ptr<rocksdb::Env> owned_env;
+  rocksdb::DB* db = nullptr;
+  /// Every open column family, ours and any other the store holds.
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::array<rocksdb::ColumnFamilyHandle*, num_tables> tables{};
+  rocksdb::WriteOptions write_options;
+  /// Serializes writes, so that read-modify-write calls (`kv_put` without
+  /// overwrite, `kv_del`, `recover`) are atomic.
+  std::mutex write_mu;
+  std::shared_ptr<spdlog::logger> log = store_log();
+
+  ~state() {
+    auto s = close_db(db, handles);
+    if (!s.ok())
+      log->error("closing control store at {} failed: {}", path, s.ToString());
+  }
+
+  rocksdb::ColumnFamilyHandle* cf(table t) const {
+    return tables[static_cast<std::size_t>(t)];
+  }
+
+  void apply(const std::vector<layout::op>& ops,
+             const rocksdb::WriteOptions& wo) {
+    rocksdb::WriteBatch wb;
+    for (const auto& o : ops) {
+      auto s = o.del ? wb.Delete(cf(o.where), o.key)
+                     : wb.Put(cf(o.where), o.key, o.value);
+      check(s, "cannot build a write to control store at " + path);
+    }
+    check(db->Write(wo, &wb), "write to control store at " + path + " failed");
+  }
+
+  void put(table t, const std::string& key, const std::string& value) {
+    std::lock_guard<std::mutex> guard{write_mu};
+    check(db->Put(write_options, cf(t), key, value),
+          std::string{"write to table "} + layout::name(t) + " failed");
+  }
+
+  void del(table t, const std::string& key) {
+    std::lock_guard<std::mutex> guard{write_mu};
+    check(db->Delete(write_options, cf(t), key),
+          std::string{"delete from table "} + layout::name(t) + " failed");
+  }
+
+  /// Reads `key`; nullopt if absent.
+  std::optional<std::string> get(table t, const std::string& key) {
+    std::string value;
+    auto s = db->Get(rocksdb::ReadOptions{}, cf(t), key, &value);
+    if (s.IsNotFound())
+      return std::nullopt;
+    check(s, std::string{"read from table "} + layout::name(t) + " failed");
+    return value;
+  }
+
+  /// Decodes a record read by `get`; a record that does not decode is damage.
+  template <class Record>
+  std::optional<Record> get_record(table t, const std::string& key,
+                                   const std::string& shown) {
+    auto bytes = get(t, key);
+    if (!bytes)
+      return std::nullopt;
+    Record out;
+    std::string why;
+    switch (codec::decode(*bytes, out, why)) {
+    case codec::decoded::ok:
+      break;
+    case codec::decoded::repaired:
+      log->warn("{} {}: {}", layout::name(t), shown, why);
+      break;
+    case codec::decoded::malformed:
+      throw store_error(kind::corrupt, std::string{layout::name(t)} + " " +
+                                           shown + ": " + why);
+    }
+    return out;
+  }
+};
+
+// -- constructors -------------------------------------------------------------
+
+control_store::control_store(std::unique_ptr<state> st) : st_(std::move(st)) {}
+
+control_store::control_store(control_store&&) noexcept = default;
+
+control_store& control_store::operator=(control_store&&) noexcept = default;
+
+control_store::~control_store() = default;
+
+control_store control_store::open(const store_options& opts) {
+  if (opts.path.empty())
+    throw store_error(kind::invalid_argument, "control store path is empty");
+  auto st = std::make_unique<state>();
+  st->path = opts.path;
+  while (st->path.size() > 1 && st->path.back() == '/')
+    st->path.pop_back();
+  const auto& path = st->path;
+  rocksdb::Env* env = opts.env != nullptr ? opts.env : rocksdb::Env::Default();
+  if (opts.file_system) {
+    st->owned_env = rocksdb::NewCompositeEnv(opts.file_system);
+    env = st->owned_env.get();
+  }
+  auto base = base_options(env);
+  auto version = found_version::absent;
+  std::vector<std::string> names;
+  auto start = steady_clock::now();
+  if (store_exists(env, path)) {
+    version = probe(base, path, opts.verify_checksums);
+    st->log->info("checked control store at {} in {} ms", path,
+                  ms_since(start));
+    check(rocksdb::DB::ListColumnFamilies(base, path, &names),
+          "control store at " + path + " is unreadable");
+  } else if (!opts.create_if_missing) {
+    throw store_error(kind::not_found, "no control store at " + path);
+  } else {
+    create_dirs(env, path);
+    base.create_if_missing = true;
+    names.push_back(rocksdb::kDefaultColumnFamilyName);
+  }
+  for (auto t : layout::all_tables)
+    if (std::find(names.begin(), names.end(), layout::name(t)) == names.end())
+      names.emplace_back(layout::name(t));
+  base.create_missing_column_families = true;
+  auto s = rocksdb::DB::Open(base, path, descriptors(names, base), &st->handles,
+                             &st->db);
+  if (!s.ok())
+    fail(s, "cannot open control store at " + path, true);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    for (auto t : layout::all_tables)
+      if (names[i] == layout::name(t))
+        st->tables[static_cast<std::size_t>(t)] = st->handles[i];
+  st->write_options.sync = opts.sync;
+  if (version == found_version::absent) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    check(st->db->Put(wo, st->db->DefaultColumnFamily(),
+                      layout::schema_version_key,
+                      std::to_string(schema_version)),
+          "cannot write the schema version of control store at " + path);
+    st->log->info("created control store at {} (schema version {})", path,
+                  schema_version);
+  }
+  st->log->info("opened control store at {} in {} ms", path, ms_since(start));
+  return control_store{std::move(st)};
+}
+
+void control_store::close() {
+  if (!st_)
+    return;
+  auto s = close_db(st_->db, st_->handles);
+  auto path = st_->path;
+  st_.reset();
+  check(s, "closing control store at " + path + " failed");
+}
+
+// -- recovery -----------------------------------------------------------------
+
+recovery control_store::recover() {
+  std::lock_guard<std::mutex> guard{st_->write_mu};
+  auto start = steady_clock::now();
+  auto* db = st_->db;
+  raw_tables raw;
+  {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    ro.readahead_size = 2 << 20;
+    ro.snapshot = db->GetSnapshot();
+    struct release {
+      rocksdb::DB* db;
+      const rocksdb::Snapshot* snap;
+      ~release() {
+        db->ReleaseSnapshot(snap);
+      }
+    } guard_snapshot{db, ro.snapshot};
+    for (auto t : layout::all_tables) {
+      auto& rows = raw[static_cast<std::size_t>(t)];
+      std::unique_ptr<rocksdb::Iterator> it{db->NewIterator(ro, st_->cf(t))};
+      for (it->SeekToFirst(); it->Valid(); it->Next())
+        rows.push_back({it->key().ToString(), it->value().ToString()});
+      if (!it->status().ok())
+        fail(it->status(), std::string{"cannot read table "} + layout::name(t) +
+                               " of control store at " + st_->path);
+    }
+  }
+  auto read_ms = ms_since(start);
+  auto plan = plan_recovery(std::move(raw));
+  if (!plan.writes.empty()) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    st_->apply(plan.writes, wo);
+    st_->log->warn("recovery of control store at {}: {} repairs written",
+                   st_->path, plan.writes.size());
+  }
+  const auto& t = plan.result.tables;
+  st_->log->info("recovered control store at {} in {} ms ({} ms reading): "
+                 "{} jobs, {} nodes, {} actors, {} names, {} kv entries, "
+                 "{} repairs",
+                 st_->path, ms_since(start), read_ms, t.jobs.size(),
+                 t.nodes.size(), t.actors.size(), t.named_actors.size(),
+                 t.kv.size(), plan.result.report.repairs.size());
+  return std::move(plan.result);
+}
+
+// -- jobs ---------------------------------------------------------------------
+
+void control_store::put_job(const job_record& r) {
+  st_->put(table::jobs, layout::job_key(r.job), codec::encode(r));
+}
+
+std::optional<job_record> control_store::get_job(job_id id) {
+  return st_->get_record<job_record>(table::jobs, layout::job_key(id),
+                                     std::to_string(id.value));
+}
+
+void control_store::del_job(job_id id) {
+  st_->del(table::jobs, layout::job_key(id));
+}
+
+// -- nodes --------------------------------------------------------------------
+
+void control_store::put_node(const node_record& r) {
+  st_->put(table::nodes, layout::id_key(r.node), codec::encode(r));
+}
+
+std::optional<node_record> control_store::get_node(node_id id) {
+  return st_->get_record<node_record>(table::nodes, layout::id_key(id),
+                                      id.hex());
+}
+
+void control_store::del_node(node_id id) {
+  st_->del(table::nodes, layout::id_key(id));
+}
+
+// -- actors -------------------------------------------------------------------
+
+void control_store::put_actor(const actor_record& r) {
+  st_->put(table::actors, layout::id_key(r.actor), codec::encode(r));
+}
+
+std::optional<actor_record> control_store::get_actor(actor_id id) {
+  return st_->get_record<actor_record>(table::actors, layout::id_key(id),
+                                       id.hex());
+}
+
+void control_store::del_actor(actor_id id) {
+  st_->del(table::actors, layout::id_key(id));
+}
+
+// -- named actors -------------------------------------------------------------
+
+void control_store::put_named_actor(const std::string& ns,
+                                    const std::string& name, actor_id actor) {
+  st_->put(table::named_actors, layout::scoped_key(ns, name),
+           codec::encode_named_actor(actor));
+}
+
+std::optional<actor_id>
+control_store::get_named_actor(const std::string& ns, const std::string& name) {
+  auto bytes = st_->get(table::named_actors, layout::scoped_key(ns, name));
+  if (!bytes)
+    return std::nullopt;
+  actor_id out;
+  std::string why;
+  if (codec::decode_named_actor(*bytes, out, why) != codec::decoded::ok)
+    throw store_error(kind::corrupt, "named_actors " + layout::printable(ns) +
+                                         "/" + layout::printable(name) + ": " +
+                                         why);
+  return out;
+}
+
+void control_store::del_named_actor(const std::string& ns,
+                                    const std::string& name) {
+  st_->del(table::named_actors, layout::scoped_key(ns, name));
+}
+
+// -- key-value table ----------------------------------------------------------
+
+bool control_store::kv_put(const std::string& ns, const std::string& key,
+                           const std::string& value, bool overwrite) {
+  auto k = layout::scoped_key(ns, key);
+  std::lock_guard<std::mutex> guard{st_->write_mu};
+  bool existed = st_->get(table::kv, k).has_value();
+  if (existed && !overwrite)
+    return true;
+  check(st_->db->Put(st_->write_options, st_->cf(table::kv), k, value),
+        "write to table kv failed");
+  return existed;
+}
+
+std::optional<std::string> control_store::kv_get(const std::string& ns,
+                                                 const std::string& key) {
+  return st_->get(table::kv, layout::scoped_key(ns, key));
+}
+
+bool control_store::kv_del(const std::string& ns, const std::string& key) {
+  auto k = layout::scoped_key(ns, key);
+  std::lock_guard<std::mutex> guard{st_->write_mu};
+  if (!st_->get(table::kv, k))
+    return false;
+  check(st_->db->Delete(st_->write_options, st_->cf(table::kv), k),
+        "delete from table kv failed");
+  return true;
+}
+
+std::vector<std::string> control_store::kv_keys(const std::string& ns,
+                                                const std::string& prefix) {
+  auto start = layout::scoped_key(ns, prefix);
+  std::vector<std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it{
+      st_->db->NewIterator(rocksdb::ReadOptions{}, st_->cf(table::kv))};
+  for (it->Seek(start); it->Valid() && it->key().starts_with(start);
+       it->Next()) {
+    std::string key_ns;
+    std::string key;
+    if (layout::parse_scoped_key(
+            std::string_view{it->key().data(), it->key().size()}, key_ns, key))
+      out.push_back(std::move(key));
+  }
+  check(it->status(), "cannot list table kv");
+  return out;
+}
+
+// -- batches ------------------------------------------------------------------
+
+void control_store::write(const write_batch& b) {
+  if (b.empty())
+    return;
+  std::lock_guard<std::mutex> guard{st_->write_mu};
+  st_->apply(b.rep_->ops, st_->write_options);
+}
+
+// -- properties ---------------------------------------------------------------
+
+const std::string& control_store::path() const noexcept {
+  return st_->path;
+}
+
+// -- free functions -----------------------------------------------------------
+
+const char* to_string(repair::action a) noexcept {
+  switch (a) {
+  case repair::action::dropped:
+    return "dropped";
+  case repair::action::fixed:
+    return "fixed";
+  case repair::action::kept:
+    return "kept";
+  }
+  return "unknown";
+}
+
+std::size_t repair_report::count(repair::action what) const noexcept {
+  std::size_t n = 0;
+  for (const auto& r : repairs)
+    n += r.what == what ? 1 : 0;
+  return n;
+}
+
+} // namespace prism::persistence

@@ -1,0 +1,85 @@
+#pragma once
+
+// The records of the control store's tables, as plain values. How they are
+// encoded on disk (protobuf, see records.proto) is the store's business.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <prism/ids.hpp>
+
+namespace prism::persistence {
+
+/// Table `jobs`: one driver's session.
+struct job_record {
+  job_id job;
+  worker_id driver;
+  std::string ns;
+  bool finished = false;
+  /// When the job started, in milliseconds since the Unix epoch.
+  std::int64_t start_ms = 0;
+
+  friend bool operator==(const job_record&, const job_record&) = default;
+};
+
+/// Table `nodes`: one raylet and what it offers.
+struct node_record {
+  node_id node;
+  std::map<std::string, double> resources;
+  bool alive = true;
+
+  friend bool operator==(const node_record&, const node_record&) = default;
+};
+
+/// An actor's lifecycle: pending -> alive -> restarting -> alive ... -> dead.
+enum class actor_state : std::uint8_t { pending, alive, restarting, dead };
+
+/// Returns "pending", "alive", "restarting" or "dead".
+const char* to_string(actor_state s) noexcept;
+
+/// Table `actors`: one actor for its whole life, with what it takes to
+/// re-create it.
+struct actor_record {
+  actor_id actor;
+  job_id job;
+  /// Empty for an anonymous actor.
+  std::string name;
+  std::string ns;
+  bool detached = false;
+  /// -1 restarts forever.
+  std::int32_t max_restarts = 0;
+  std::int32_t num_restarts = 0;
+  actor_state state = actor_state::pending;
+  /// Why the actor died; empty unless `state == actor_state::dead`.
+  std::string death_cause;
+  /// Where the actor runs or last ran; nil while pending.
+  node_id node;
+  worker_id owner;
+  /// Opaque bytes the actors layer serializes; enough to re-create the actor.
+  std::string creation_spec;
+
+  friend bool operator==(const actor_record&, const actor_record&) = default;
+};
+
+/// Table `named_actors`: the actor that holds a name in a namespace.
+struct named_actor_entry {
+  std::string ns;
+  std::string name;
+  actor_id actor;
+
+  friend bool operator==(const named_actor_entry&,
+                         const named_actor_entry&) = default;
+};
+
+/// Table `kv`: the user key-value table. Keys are scoped by namespace; values
+/// are opaque bytes.
+struct kv_entry {
+  std::string ns;
+  std::string key;
+  std::string value;
+
+  friend bool operator==(const kv_entry&, const kv_entry&) = default;
+};
+
+} // namespace prism::persistence

@@ -1,0 +1,70 @@
+#pragma once
+
+// How the control store lays its tables out in RocksDB: one column family per
+// table, and how each table's keys are built. Internal to persistence/ (and
+// its tests, which write damaged records on purpose).
+//
+//   column family   key                                  value
+//   default         "prism.schema_version"               decimal ASCII, "1"
+//   jobs            job id, 4 bytes big-endian           pb::JobRecord
+//   nodes           node id, hi then lo, 8+8 bytes BE    pb::NodeRecord
+//   actors          actor id, as node ids                pb::ActorRecord
+//   named_actors    scoped(namespace, name)              pb::NamedActorEntry
+//   kv              scoped(namespace, key)               the value's bytes
+//
+// scoped(ns, s) is the length of ns as 4 bytes big-endian, then ns, then s:
+// unambiguous for any bytes, and every key of a namespace that starts with a
+// prefix p starts with scoped(ns, p). Big-endian ids sort as the ids do.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <prism/ids.hpp>
+
+namespace prism::persistence::layout {
+
+/// The key of the schema version in the default column family.
+inline constexpr std::string_view schema_version_key = "prism.schema_version";
+
+/// The tables, each a column family.
+enum class table : std::uint8_t { jobs, nodes, actors, named_actors, kv };
+
+inline constexpr std::array<table, 5> all_tables{
+    table::jobs, table::nodes, table::actors, table::named_actors, table::kv};
+
+/// The column family's (and the table's) name, e.g. "named_actors".
+const char* name(table t) noexcept;
+
+/// One write to one table: a put of `value` under `key`, or a delete.
+struct op {
+  table where = table::jobs;
+  bool del = false;
+  std::string key;
+  std::string value;
+};
+
+// -- keys ---------------------------------------------------------------------
+
+std::string job_key(job_id id);
+
+/// Returns false if `key` is not 4 bytes.
+bool parse_job_key(std::string_view key, job_id& out) noexcept;
+
+std::string id_key(const unique_id& id);
+
+/// Returns false if `key` is not 16 bytes.
+bool parse_id_key(std::string_view key, unique_id& out) noexcept;
+
+std::string scoped_key(std::string_view ns, std::string_view rest);
+
+/// Returns false if `key` is too short for the namespace length it declares.
+bool parse_scoped_key(std::string_view key, std::string& ns, std::string& rest);
+
+/// Returns `bytes` fit for a log line: printable ASCII as is, anything else
+/// as \xNN, cut after 200 characters.
+std::string printable(std::string_view bytes);
+
+} // namespace prism::persistence::layout

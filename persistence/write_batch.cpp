@@ -1,0 +1,80 @@
+#include "write_batch.hpp"
+
+#include <vector>
+
+#include "record_codec.hpp"
+#include "store_layout.hpp"
+#include "write_batch_rep.hpp"
+
+namespace prism::persistence {
+
+using layout::table;
+
+write_batch::write_batch() : rep_(std::make_unique<rep>()) {}
+
+write_batch::write_batch(write_batch&&) noexcept = default;
+
+write_batch& write_batch::operator=(write_batch&&) noexcept = default;
+
+write_batch::~write_batch() = default;
+
+void write_batch::put_job(const job_record& r) {
+  rep_->ops.push_back(
+      {table::jobs, false, layout::job_key(r.job), codec::encode(r)});
+}
+
+void write_batch::del_job(job_id id) {
+  rep_->ops.push_back({table::jobs, true, layout::job_key(id), {}});
+}
+
+void write_batch::put_node(const node_record& r) {
+  rep_->ops.push_back(
+      {table::nodes, false, layout::id_key(r.node), codec::encode(r)});
+}
+
+void write_batch::del_node(node_id id) {
+  rep_->ops.push_back({table::nodes, true, layout::id_key(id), {}});
+}
+
+void write_batch::put_actor(const actor_record& r) {
+  rep_->ops.push_back(
+      {table::actors, false, layout::id_key(r.actor), codec::encode(r)});
+}
+
+void write_batch::del_actor(actor_id id) {
+  rep_->ops.push_back({table::actors, true, layout::id_key(id), {}});
+}
+
+void write_batch::put_named_actor(const std::string& ns,
+                                  const std::string& name, actor_id actor) {
+  rep_->ops.push_back({table::named_actors, false, layout::scoped_key(ns, name),
+                       codec::encode_named_actor(actor)});
+}
+
+void write_batch::del_named_actor(const std::string& ns,
+                                  const std::string& name) {
+  rep_->ops.push_back(
+      {table::named_actors, true, layout::scoped_key(ns, name), {}});
+}
+
+void write_batch::kv_put(const std::string& ns, const std::string& key,
+                         const std::string& value) {
+  rep_->ops.push_back({table::kv, false, layout::scoped_key(ns, key), value});
+}
+
+void write_batch::kv_del(const std::string& ns, const std::string& key) {
+  rep_->ops.push_back({table::kv, true, layout::scoped_key(ns, key), {}});
+}
+
+std::size_t write_batch::size() const noexcept {
+  return rep_ ? rep_->ops.size() : 0;
+}
+
+void write_batch::clear() {
+  if (rep_)
+    rep_->ops.clear();
+  else
+    rep_ = std::make_unique<rep>();
+}
+
+} // namespace prism::persistence

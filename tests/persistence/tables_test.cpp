@@ -1,0 +1,234 @@
+// Every table round-trips its records, the key-value table keeps namespaces
+// apart and lists by prefix, batches are atomic, and a reopened store holds
+// everything it held.
+
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "control_store.hpp"
+#include "test_support.hpp"
+
+using namespace prism;
+using namespace prism::persistence;
+using namespace prism::persistence::testing;
+
+BOOST_AUTO_TEST_SUITE(tables)
+
+BOOST_AUTO_TEST_CASE(jobs_round_trip) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  for (std::uint32_t i = 1; i <= 5; ++i)
+    store.put_job(sample_job(i));
+  for (std::uint32_t i = 1; i <= 5; ++i)
+    BOOST_TEST((store.get_job(job_id{i}) == sample_job(i)));
+  BOOST_TEST(!store.get_job(job_id{99}).has_value());
+  store.del_job(job_id{3});
+  BOOST_TEST(!store.get_job(job_id{3}).has_value());
+  store.del_job(job_id{3}); // deleting what is gone is no error
+}
+
+BOOST_AUTO_TEST_CASE(nodes_round_trip) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  for (std::uint64_t i = 0; i < 5; ++i)
+    store.put_node(sample_node(i));
+  for (std::uint64_t i = 0; i < 5; ++i)
+    BOOST_TEST((store.get_node(sample_node(i).node) == sample_node(i)));
+  store.del_node(sample_node(2).node);
+  BOOST_TEST(!store.get_node(sample_node(2).node).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(actors_round_trip_with_their_creation_spec) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  for (std::uint64_t i = 0; i < 8; ++i)
+    store.put_actor(sample_actor(i));
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    auto got = store.get_actor(sample_actor_id(i));
+    BOOST_REQUIRE(got.has_value());
+    BOOST_TEST((*got == sample_actor(i)));
+    BOOST_TEST(got->creation_spec.size() ==
+               sample_actor(i).creation_spec.size());
+  }
+  auto dead = sample_actor(1);
+  dead.state = actor_state::dead;
+  dead.death_cause = "owner died";
+  store.put_actor(dead);
+  BOOST_TEST((store.get_actor(dead.actor) == dead));
+  store.del_actor(dead.actor);
+  BOOST_TEST(!store.get_actor(dead.actor).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(named_actor_index_round_trips) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  store.put_named_actor("ns", "counter", sample_actor_id(1));
+  store.put_named_actor("other", "counter", sample_actor_id(2));
+  BOOST_TEST((store.get_named_actor("ns", "counter") == sample_actor_id(1)));
+  BOOST_TEST((store.get_named_actor("other", "counter") == sample_actor_id(2)));
+  BOOST_TEST(!store.get_named_actor("ns", "missing").has_value());
+  store.del_named_actor("ns", "counter");
+  BOOST_TEST(!store.get_named_actor("ns", "counter").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(kv_keeps_namespaces_apart) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  BOOST_TEST(!store.kv_put("a", "k", "1"));
+  BOOST_TEST(!store.kv_put("b", "k", "2"));
+  // A namespace that is a prefix of another, and keys that would make the
+  // two collide if namespace and key were simply concatenated.
+  BOOST_TEST(!store.kv_put("ab", "c", "3"));
+  BOOST_TEST(!store.kv_put("a", "bc", "4"));
+  BOOST_TEST((store.kv_get("a", "k") == std::string{"1"}));
+  BOOST_TEST((store.kv_get("b", "k") == std::string{"2"}));
+  BOOST_TEST((store.kv_get("ab", "c") == std::string{"3"}));
+  BOOST_TEST((store.kv_get("a", "bc") == std::string{"4"}));
+  BOOST_TEST(!store.kv_get("c", "k").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(kv_put_overwrites_only_when_asked) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  BOOST_TEST(!store.kv_put("ns", "k", "first"));
+  BOOST_TEST(store.kv_put("ns", "k", "second", false));
+  BOOST_TEST((store.kv_get("ns", "k") == std::string{"first"}));
+  BOOST_TEST(store.kv_put("ns", "k", "third"));
+  BOOST_TEST((store.kv_get("ns", "k") == std::string{"third"}));
+  BOOST_TEST(store.kv_del("ns", "k"));
+  BOOST_TEST(!store.kv_del("ns", "k"));
+  BOOST_TEST(!store.kv_get("ns", "k").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(kv_values_and_keys_may_hold_any_bytes) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  std::string key{"k\0\xff", 3};
+  std::string value{"\0\x01\x02\xfe", 4};
+  store.kv_put(std::string{"n\0s", 3}, key, value);
+  BOOST_TEST((store.kv_get(std::string{"n\0s", 3}, key) == value));
+  BOOST_TEST(!store.kv_get("n", key).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(kv_lists_keys_by_prefix_within_a_namespace) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  for (auto key : {"job:1", "job:2", "job:10", "node:1", "jo"})
+    store.kv_put("ns", key, "v");
+  store.kv_put("ns2", "job:3", "v");
+  store.kv_put("n", "sjob:4", "v");
+  using keys = std::vector<std::string>;
+  BOOST_TEST((store.kv_keys("ns", "job:") == keys{"job:1", "job:10", "job:2"}));
+  BOOST_TEST((store.kv_keys("ns", "") ==
+              keys{"jo", "job:1", "job:10", "job:2", "node:1"}));
+  BOOST_TEST((store.kv_keys("ns2", "") == keys{"job:3"}));
+  BOOST_TEST(store.kv_keys("ns", "x").empty());
+  BOOST_TEST(store.kv_keys("none", "").empty());
+}
+
+BOOST_AUTO_TEST_CASE(batch_writes_actor_and_name_together) {
+  temp_dir dir;
+  auto store = control_store::open(options_for(dir.path()));
+  auto a = sample_actor(0);
+  write_batch b;
+  b.put_actor(a);
+  b.put_named_actor(a.ns, a.name, a.actor);
+  b.put_job(sample_job(1));
+  b.kv_put("ns", "k", "v");
+  BOOST_TEST(b.size() == 4u);
+  store.write(b);
+  BOOST_TEST((store.get_actor(a.actor) == a));
+  BOOST_TEST((store.get_named_actor(a.ns, a.name) == a.actor));
+  BOOST_TEST((store.get_job(job_id{1}) == sample_job(1)));
+  BOOST_TEST((store.kv_get("ns", "k") == std::string{"v"}));
+  write_batch kill;
+  auto dead = a;
+  dead.state = actor_state::dead;
+  kill.put_actor(dead);
+  kill.del_named_actor(a.ns, a.name);
+  kill.kv_del("ns", "k");
+  store.write(kill);
+  BOOST_TEST((store.get_actor(a.actor)->state == actor_state::dead));
+  BOOST_TEST(!store.get_named_actor(a.ns, a.name).has_value());
+  BOOST_TEST(!store.kv_get("ns", "k").has_value());
+  store.write(write_batch{}); // an empty batch writes nothing
+}
+
+BOOST_AUTO_TEST_CASE(reopened_store_recovers_every_table) {
+  temp_dir dir;
+  std::vector<actor_record> actors;
+  {
+    auto store = control_store::open(options_for(dir.path()));
+    for (std::uint32_t i = 1; i <= 3; ++i)
+      store.put_job(sample_job(i));
+    for (std::uint64_t i = 0; i < 4; ++i)
+      store.put_node(sample_node(i));
+    for (std::uint64_t i = 0; i < 10; ++i) {
+      register_actor(store, sample_actor(i));
+      actors.push_back(sample_actor(i));
+    }
+    store.kv_put("ns", "k1", "v1");
+    store.kv_put("ns", "k2", "v2");
+    store.close();
+  }
+  auto store = control_store::open(options_for(dir.path()));
+  auto rec = store.recover();
+  BOOST_TEST(rec.report.empty());
+  const auto& t = rec.tables;
+  BOOST_TEST(t.jobs.size() == 3u);
+  BOOST_TEST(t.nodes.size() == 4u);
+  BOOST_TEST(t.actors.size() == 10u);
+  BOOST_TEST(t.named_actors.size() == 5u);
+  BOOST_TEST(t.kv.size() == 2u);
+  for (const auto& a : actors) {
+    auto i =
+        std::find_if(t.actors.begin(), t.actors.end(),
+                     [&](const actor_record& x) { return x.actor == a.actor; });
+    BOOST_REQUIRE(i != t.actors.end());
+    BOOST_TEST((*i == a));
+  }
+  for (const auto& e : t.named_actors)
+    BOOST_TEST((store.get_actor(e.actor)->name == e.name));
+  BOOST_TEST((t.kv.front() == kv_entry{"ns", "k1", "v1"}));
+  BOOST_TEST((store.get_job(job_id{2}) == sample_job(2)));
+}
+
+BOOST_AUTO_TEST_CASE(missing_store_is_not_found_without_create) {
+  temp_dir dir;
+  auto opts = options_for(dir.path());
+  opts.create_if_missing = false;
+  try {
+    auto store = control_store::open(opts);
+    BOOST_FAIL("opened a store that does not exist");
+  } catch (const store_error& e) {
+    BOOST_TEST((e.kind() == store_error::kind_t::not_found));
+  }
+  BOOST_TEST(!std::filesystem::exists(dir.path()));
+}
+
+BOOST_AUTO_TEST_CASE(empty_path_is_an_invalid_argument) {
+  try {
+    auto store = control_store::open(store_options{});
+    BOOST_FAIL("opened a store without a path");
+  } catch (const store_error& e) {
+    BOOST_TEST((e.kind() == store_error::kind_t::invalid_argument));
+    BOOST_TEST((e.code() == errc::invalid_argument));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(nosync_store_round_trips_too) {
+  temp_dir dir;
+  auto opts = options_for(dir.path());
+  opts.sync = false;
+  {
+    auto store = control_store::open(opts);
+    store.put_actor(sample_actor(1));
+  }
+  auto store = control_store::open(opts);
+  BOOST_TEST((store.get_actor(sample_actor_id(1)) == sample_actor(1)));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
