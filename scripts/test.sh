@@ -2,8 +2,9 @@
 # Builds Prism with AddressSanitizer and UndefinedBehaviorSanitizer and runs
 # every ctest suite.
 #
-#   scripts/test.sh                 dependencies, sanitized build, ctest
-#   scripts/test.sh --clang-format  also fail on files clang-format would change
+#   scripts/test.sh                    dependencies, clang-format check,
+#                                      sanitized build, ctest
+#   scripts/test.sh --no-clang-format  skip the clang-format check
 #
 # PRISM_TEST_BENCH=1 additionally builds a Release prism_bench and runs its
 # short --smoke pass.
@@ -11,10 +12,11 @@ set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-check_format=0
+check_format=1
 for arg in "$@"; do
   case "$arg" in
     --clang-format) check_format=1 ;;
+    --no-clang-format) check_format=0 ;;
     -h | --help)
       sed -n '2,10p' "$0"
       exit 0

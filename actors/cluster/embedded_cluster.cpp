@@ -10,9 +10,11 @@
 #include "gcs/gcs.hpp"
 #include "owner/owner.hpp"
 #include "prism/api.hpp"
+#include "prism/client.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "prism/task.hpp"
 #include "prism/testing.hpp"
+#include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
 #include "protocol/registration.hpp"
@@ -24,11 +26,14 @@ namespace {
 
 constexpr auto control_timeout = std::chrono::seconds{10};
 
-resource_map node_resources(const config& cfg) {
+/// Threads for actor methods: at least one per core, and more whenever all
+/// are busy (methods may block in `get`).
+constexpr std::size_t max_actor_threads = 1024;
+
+resource_map node_resources(const config& cfg, resource_map result) {
   if (cfg.num_cpus < 0 || !std::isfinite(cfg.num_cpus))
     throw invalid_argument_error("num_cpus must be 0 (all hardware threads) "
                                  "or positive");
-  resource_map result = cfg.resources;
   for (const auto& [name, quantity] : result) {
     if (name.empty())
       throw invalid_argument_error("node resource names must not be empty");
@@ -45,11 +50,20 @@ resource_map node_resources(const config& cfg) {
   return result;
 }
 
+std::string anonymous_namespace() {
+  return "anonymous-" + unique_id::random().hex();
+}
+
 } // namespace
 
-embedded_cluster::embedded_cluster(const config& cfg) {
+embedded_cluster::embedded_cluster(const config& cfg,
+                                   std::vector<resource_map> nodes)
+    : cfg_(cfg) {
   set_log_level(cfg.log_level);
-  auto resources = node_resources(cfg);
+  if (nodes.empty())
+    throw invalid_argument_error("a cluster needs at least one node");
+  for (auto& n : nodes)
+    n = node_resources(cfg, std::move(n));
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
   protocol::add_message_types(*sys_cfg_);
   auto threads = cfg.scheduler_threads != 0
@@ -63,44 +77,99 @@ embedded_cluster::embedded_cluster(const config& cfg) {
   sys_cfg_->set("work-stealing.moderate-poll-attempts", size_t{0});
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
+  actor_pool_ = std::make_shared<executor>(
+      std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);
   gcs_ = spawn_gcs(*sys_);
-  raylet_config rc;
-  rc.node = node_id{unique_id::random()};
-  rc.resources = internal::resource_set{resources};
-  rc.gcs = gcs_;
-  rc.directory = directory_;
-  rc.prestart_workers =
-      static_cast<std::uint32_t>(std::ceil(rc.resources.quantity("CPU")));
-  rc.max_workers = cfg.max_workers_per_node;
-  auto raylet = spawn_raylet(*sys_, rc);
-  raylets_.push_back(raylet);
-  auto self_id = worker_id{unique_id::random()};
-  driver_store_ = std::make_shared<internal::memory_store>();
-  driver_owner_ = spawn_owner(
-      *sys_, owner_config{self_id, rc.node, raylet, driver_store_, directory_});
-  directory_->add(self_id, driver_owner_);
-  caf::scoped_actor self{*sys_};
-  bool started = false;
-  std::string failure;
-  self->request(gcs_, control_timeout, protocol::start_job{self_id, ""})
-      .receive(
-          [&](const protocol::job_started& msg) {
-            job_ = msg.job;
-            started = true;
-          },
-          [&](caf::error& err) { failure = sys_->render(err); });
-  if (!started) {
+  for (auto& n : nodes)
+    add_node(n);
+  try {
+    driver_ = make_driver(cfg.ns.empty() ? anonymous_namespace() : cfg.ns);
+  } catch (...) {
     stop();
-    throw error(errc::internal,
-                "the control store did not start a job: " + failure);
+    throw;
   }
-  driver_ = std::make_shared<owner_client>(
-      *sys_, owner_client::config{self_id, rc.node, job_, driver_owner_, raylet,
-                                  driver_store_});
 }
 
 embedded_cluster::~embedded_cluster() {
   stop();
+}
+
+node_id embedded_cluster::add_node(const resource_map& resources) {
+  raylet_config rc;
+  rc.node = node_id{unique_id::random()};
+  rc.resources = internal::resource_set{node_resources(cfg_, resources)};
+  rc.gcs = gcs_;
+  rc.directory = directory_;
+  rc.prestart_workers =
+      static_cast<std::uint32_t>(std::ceil(rc.resources.quantity("CPU")));
+  rc.max_workers = cfg_.max_workers_per_node;
+  rc.actor_pool = actor_pool_;
+  auto raylet = spawn_raylet(*sys_, rc);
+  std::lock_guard<std::mutex> guard{mu_};
+  nodes_.push_back(node_entry{rc.node, raylet, true});
+  return rc.node;
+}
+
+std::shared_ptr<owner_client>
+embedded_cluster::make_driver(const std::string& ns) {
+  caf::actor head;
+  node_id head_id;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    head = nodes_.front().raylet;
+    head_id = nodes_.front().id;
+  }
+  auto self_id = worker_id{unique_id::random()};
+  caf::scoped_actor self{*sys_};
+  std::optional<job_id> job;
+  std::string failure;
+  self->request(gcs_, control_timeout, protocol::start_job{self_id, ns})
+      .receive([&](const protocol::job_started& msg) { job = msg.job; },
+               [&](caf::error& err) { failure = sys_->render(err); });
+  if (!job)
+    throw error(errc::internal,
+                "the control store did not start a job: " + failure);
+  auto store = std::make_shared<internal::memory_store>();
+  owner_client::config oc;
+  oc.self = self_id;
+  oc.node = head_id;
+  oc.job = *job;
+  oc.raylet = head;
+  oc.gcs = gcs_;
+  oc.ns = ns;
+  oc.store = store;
+  oc.make_owner = [sys = sys_.get(), self_id, head_id, head, store,
+                   dir = directory_](std::shared_ptr<actor_routes> routes) {
+    auto owner = spawn_owner(*sys, owner_config{self_id, head_id, head, store,
+                                                dir, std::move(routes)});
+    dir->add(self_id, owner);
+    return owner;
+  };
+  auto driver = std::make_shared<owner_client>(*sys_, std::move(oc));
+  driver->owner_handle();
+  std::lock_guard<std::mutex> guard{mu_};
+  drivers_.push_back(driver);
+  return driver;
+}
+
+std::shared_ptr<owner_client>
+embedded_cluster::start_job(const std::string& ns) {
+  return make_driver(ns.empty() ? anonymous_namespace() : ns);
+}
+
+void embedded_cluster::end_job(owner_client& driver) {
+  detail::error_info err;
+  err.code = errc::not_initialized;
+  err.message = "the job ended";
+  {
+    caf::scoped_actor self{*sys_};
+    self->request(gcs_, control_timeout,
+                  protocol::finish_job{driver.current_job()})
+        .receive([](bool) {}, [](caf::error&) {});
+  }
+  driver.fail_all(err);
+  directory_->remove(driver.self());
+  caf::anon_send_exit(driver.owner_handle(), caf::exit_reason::user_shutdown);
 }
 
 void embedded_cluster::stop() {
@@ -109,33 +178,93 @@ void embedded_cluster::stop() {
   detail::error_info err;
   err.code = errc::not_initialized;
   err.message = "prism was shut down";
-  if (driver_store_)
-    driver_store_->fail_all_pending(err);
-  driver_.reset();
-  if (gcs_) {
-    caf::scoped_actor self{*sys_};
-    self->send(gcs_, protocol::finish_job{job_});
+  std::vector<std::shared_ptr<owner_client>> drivers;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto& d : drivers_)
+      if (auto p = d.lock())
+        drivers.push_back(std::move(p));
   }
+  for (auto& d : drivers) {
+    d->fail_all(err);
+    if (gcs_) {
+      caf::scoped_actor self{*sys_};
+      self->send(gcs_, protocol::finish_job{d->current_job()});
+    }
+  }
+  drivers.clear();
+  driver_.reset();
   // Owners first: their stores fail pending objects, so a task blocked in
-  // `get` returns; then the nodes, which take their workers along.
-  directory_->for_each([this](const caf::actor& owner) {
+  // `get` returns; then the nodes, which take their workers and actors along.
+  directory_->for_each([](const caf::actor& owner) {
     caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
   });
-  for (auto& r : raylets_)
-    caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto& n : nodes_)
+      caf::anon_send_exit(n.raylet, caf::exit_reason::user_shutdown);
+    nodes_.clear();
+  }
   if (gcs_)
     caf::anon_send_exit(gcs_, caf::exit_reason::user_shutdown);
-  raylets_.clear();
   gcs_ = nullptr;
-  driver_owner_ = nullptr;
   directory_->clear();
   sys_.reset();
+  actor_pool_.reset();
   sys_cfg_.reset();
 }
 
-bool embedded_cluster::kill_worker(const worker_id& id) {
+bool embedded_cluster::kill_node(const node_id& id) {
+  caf::actor raylet;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (std::size_t i = 1; i < nodes_.size() && !raylet; ++i) {
+      auto& n = nodes_[i];
+      if (n.id == id && n.alive) {
+        n.alive = false;
+        raylet = n.raylet;
+      }
+    }
+  }
+  if (!raylet)
+    return false;
+  // A reason the raylet can trap, so that it takes its workers and actors
+  // down with it (exit_reason::kill would skip its handler). Returns once the
+  // raylet is gone: its actors got their exit before any later call.
   caf::scoped_actor self{*sys_};
-  for (auto& r : raylets_) {
+  self->monitor(raylet);
+  caf::anon_send_exit(raylet, caf::exit_reason::remote_link_unreachable);
+  self->receive([](const caf::down_msg&) {},
+                caf::after(control_timeout) >> [] {});
+  return true;
+}
+
+node_id embedded_cluster::node(std::size_t i) const {
+  std::lock_guard<std::mutex> guard{mu_};
+  if (i >= nodes_.size())
+    throw invalid_argument_error("no node with index " + std::to_string(i));
+  return nodes_[i].id;
+}
+
+std::vector<node_id> embedded_cluster::alive_nodes() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  std::vector<node_id> result;
+  for (auto& n : nodes_)
+    if (n.alive)
+      result.push_back(n.id);
+  return result;
+}
+
+bool embedded_cluster::kill_worker(const worker_id& id) {
+  std::vector<caf::actor> raylets;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto& n : nodes_)
+      if (n.alive)
+        raylets.push_back(n.raylet);
+  }
+  caf::scoped_actor self{*sys_};
+  for (auto& r : raylets) {
     bool killed = false;
     self->request(r, control_timeout, protocol::kill_worker{id})
         .receive([&](bool ok) { killed = ok; }, [](caf::error&) {});
@@ -145,10 +274,38 @@ bool embedded_cluster::kill_worker(const worker_id& id) {
   return false;
 }
 
+bool embedded_cluster::kill_actor(const actor_id& id) {
+  caf::scoped_actor self{*sys_};
+  bool killed = false;
+  self->request(gcs_, control_timeout, protocol::kill_actor{id, false})
+      .receive([&](bool ok) { killed = ok; }, [](caf::error&) {});
+  return killed;
+}
+
+std::optional<node_id> embedded_cluster::actor_node(const actor_id& id) {
+  caf::scoped_actor self{*sys_};
+  std::optional<node_id> result;
+  self->request(gcs_, control_timeout, protocol::locate_actor{id})
+      .receive(
+          [&](const protocol::actor_location& loc) {
+            if (loc.alive)
+              result = loc.node;
+          },
+          [](caf::error&) {});
+  return result;
+}
+
 std::size_t embedded_cluster::num_workers() {
+  std::vector<caf::actor> raylets;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto& n : nodes_)
+      if (n.alive)
+        raylets.push_back(n.raylet);
+  }
   caf::scoped_actor self{*sys_};
   std::size_t total = 0;
-  for (auto& r : raylets_)
+  for (auto& r : raylets)
     self->request(r, control_timeout, protocol::count_workers{})
         .receive([&](std::uint64_t n) { total += n; }, [](caf::error&) {});
   return total;
@@ -165,15 +322,9 @@ embedded_cluster& running_cluster() {
   return *cluster;
 }
 
-} // namespace
-
-} // namespace prism::actors
-
-namespace prism {
-
-void init(const config& cfg) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  if (actors::cluster)
+void start_cluster(const config& cfg, std::vector<resource_map> nodes) {
+  std::lock_guard<std::mutex> guard{cluster_mu};
+  if (cluster)
     throw error(errc::invalid_argument, "prism is already initialized");
   if (!cfg.address.empty())
     throw invalid_argument_error(
@@ -187,24 +338,62 @@ void init(const config& cfg) {
       text += (text.empty() ? "" : "; ") + e;
     throw registration_error(text);
   }
-  auto c = std::make_unique<actors::embedded_cluster>(cfg);
+  auto c = std::make_unique<embedded_cluster>(cfg, std::move(nodes));
   detail::set_driver_runtime(c->driver());
-  actors::cluster = std::move(c);
+  cluster = std::move(c);
+}
+
+void stop_cluster() {
+  std::unique_ptr<embedded_cluster> c;
+  {
+    std::lock_guard<std::mutex> guard{cluster_mu};
+    detail::set_driver_runtime(nullptr);
+    c = std::move(cluster);
+  }
+  c.reset();
+}
+
+} // namespace
+
+} // namespace prism::actors
+
+namespace prism {
+
+void init(const config& cfg) {
+  actors::start_cluster(cfg, {cfg.resources});
 }
 
 void shutdown() {
-  std::unique_ptr<actors::embedded_cluster> c;
-  {
-    std::lock_guard<std::mutex> guard{actors::cluster_mu};
-    detail::set_driver_runtime(nullptr);
-    c = std::move(actors::cluster);
-  }
-  c.reset();
+  actors::stop_cluster();
 }
 
 bool is_initialized() noexcept {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::cluster != nullptr;
+}
+
+client client::connect(const std::string& ns) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return client{actors::running_cluster().start_job(ns)};
+}
+
+client::~client() {
+  shutdown();
+}
+
+job_id client::job() const {
+  if (!rt_)
+    throw not_initialized_error("this client's job has ended");
+  return rt_->current_job();
+}
+
+void client::shutdown() {
+  if (!rt_)
+    return;
+  auto rt = std::move(rt_);
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  if (actors::cluster)
+    actors::cluster->end_job(static_cast<actors::owner_client&>(*rt));
 }
 
 namespace testing {
@@ -217,6 +406,51 @@ bool kill_worker(const worker_id& id) {
 std::size_t num_workers() {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::running_cluster().num_workers();
+}
+
+local_cluster::local_cluster(std::vector<resource_map> nodes, config base) {
+  if (nodes.empty())
+    throw invalid_argument_error("a local_cluster needs at least one node");
+  actors::start_cluster(base, std::move(nodes));
+}
+
+local_cluster::~local_cluster() {
+  actors::stop_cluster();
+}
+
+node_id local_cluster::node(std::size_t i) const {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().node(i);
+}
+
+std::vector<node_id> local_cluster::alive_nodes() const {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().alive_nodes();
+}
+
+node_id local_cluster::add_node(const resource_map& resources) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().add_node(resources);
+}
+
+bool local_cluster::kill_node(const node_id& id) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().kill_node(id);
+}
+
+bool local_cluster::kill_worker(const worker_id& id) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().kill_worker(id);
+}
+
+bool local_cluster::kill_actor(const actor_id& id) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().kill_actor(id);
+}
+
+std::optional<node_id> local_cluster::actor_node(const actor_id& id) const {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().actor_node(id);
 }
 
 } // namespace testing

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include <caf/actor.hpp>
@@ -10,16 +12,20 @@
 #include "owner/owner_client.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
+#include "worker/executor.hpp"
 
 namespace prism::actors {
 
-/// A whole cluster inside one process: the control store, one node (raylet
-/// and workers) and the driver's owner. `prism::init` makes one.
+/// A whole cluster inside one process: the control store, one or more nodes
+/// (raylets with their workers and actors), and the drivers of its jobs.
+/// `prism::init` makes one with one node; `testing::local_cluster` with
+/// several.
 class embedded_cluster {
 public:
-  /// Starts the cluster. Throws `prism::error` if a component does not come
-  /// up.
-  explicit embedded_cluster(const config& cfg);
+  /// Starts the control store, one node per entry of `nodes`, and the default
+  /// job's driver on the first node. Throws `prism::error` if a component
+  /// does not come up.
+  embedded_cluster(const config& cfg, std::vector<resource_map> nodes);
 
   /// Stops every component: blocked `get`s fail, running tasks finish, and
   /// every actor is gone when this returns.
@@ -32,24 +38,54 @@ public:
     return driver_;
   }
 
+  /// Starts another job with its own driver on the head node.
+  std::shared_ptr<owner_client> start_job(const std::string& ns);
+
+  /// Ends a job: its non-detached actors die and its driver stops.
+  void end_job(owner_client& driver);
+
+  /// Starts a node and returns its id.
+  node_id add_node(const resource_map& resources);
+
+  /// Kills a node (not the head); false if unknown or dead.
+  bool kill_node(const node_id& id);
+
+  /// Ids of the nodes in start order, and which are alive.
+  node_id node(std::size_t i) const;
+  std::vector<node_id> alive_nodes() const;
+
   /// Kills a worker as a crash would; false if no node has it.
   bool kill_worker(const worker_id& id);
+
+  /// Kills an actor's instance as a crash would (it restarts if it may).
+  bool kill_actor(const actor_id& id);
+
+  /// The node an alive actor lives on.
+  std::optional<node_id> actor_node(const actor_id& id);
 
   /// Live workers on all nodes.
   std::size_t num_workers();
 
 private:
-  void stop();
+  struct node_entry {
+    node_id id;
+    caf::actor raylet;
+    bool alive = true;
+  };
 
+  void stop();
+  std::shared_ptr<owner_client> make_driver(const std::string& ns);
+
+  config cfg_;
   std::unique_ptr<caf::actor_system_config> sys_cfg_;
   std::unique_ptr<caf::actor_system> sys_;
   std::shared_ptr<owner_directory> directory_;
+  std::shared_ptr<executor> actor_pool_;
   caf::actor gcs_;
-  std::vector<caf::actor> raylets_;
-  caf::actor driver_owner_;
-  std::shared_ptr<internal::memory_store> driver_store_;
+  mutable std::mutex mu_;
+  std::vector<node_entry> nodes_;                    // guarded by mu_
+  std::vector<std::weak_ptr<owner_client>> drivers_; // guarded by mu_
   std::shared_ptr<owner_client> driver_;
-  job_id job_;
 };
 
 } // namespace prism::actors

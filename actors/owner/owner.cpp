@@ -10,6 +10,8 @@
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
+#include "protocol/owner_actor.hpp"
+#include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/owner_worker.hpp"
@@ -17,6 +19,12 @@
 namespace prism::actors {
 
 namespace {
+
+// One logger for every instance; looking it up by name takes a global lock.
+const std::shared_ptr<spdlog::logger>& shared_logger() {
+  static const auto log = component_logger("owner");
+  return log;
+}
 
 using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
 
@@ -44,6 +52,9 @@ struct task_entry {
   std::string key;
   /// Arguments that are objects of this owner, held until the task ends.
   std::vector<object_id> held_args;
+  /// Set for the call of an actor whose ref arguments this owner resolves;
+  /// once they are values the call goes back to the actor routes.
+  actor_id actor_call;
 };
 
 struct lease_entry {
@@ -249,6 +260,11 @@ void fail_task(owner_actor* self, const task_id& tid,
   auto t = st.tasks.find(tid);
   if (t == st.tasks.end())
     return;
+  if (!t->second.actor_call.nil()) {
+    st.cfg.routes->fail_call(t->second.actor_call, tid, err);
+    st.tasks.erase(t);
+    return;
+  }
   st.log->debug("task {} ({}) failed: {}", tid.hex(),
                 t->second.spec.display_name(), err.message);
   st.cfg.store->fail(t->second.spec.return_id(), err);
@@ -386,6 +402,11 @@ void dispatch(owner_actor* self, const std::string& key) {
 void enqueue(owner_actor* self, const task_id& tid) {
   auto& st = self->state;
   auto& t = st.tasks[tid];
+  if (!t.actor_call.nil()) {
+    st.cfg.routes->resolved(t.actor_call, tid, std::move(t.spec.args));
+    st.tasks.erase(tid);
+    return;
+  }
   auto [q, added] = st.queues.try_emplace(t.key);
   if (added) {
     q->second.resources = t.spec.resources;
@@ -479,7 +500,7 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
 
 caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->state.cfg = std::move(cfg);
-  self->state.log = component_logger("owner");
+  self->state.log = shared_logger();
   install_default_handlers(self, self->state.log);
   self->monitor(self->state.cfg.raylet);
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -516,6 +537,22 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
           reply_object(self, msg.requester, msg.id, found);
       },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
+      [self](const protocol::actor_update& msg) {
+        self->state.cfg.routes->on_update(msg);
+      },
+      [self](protocol::actor_task_done& msg) {
+        self->state.cfg.routes->on_done(msg);
+      },
+      [self](protocol::resolve_actor_call& msg) {
+        auto& st = self->state;
+        auto& t = st.tasks[msg.task];
+        t.actor_call = msg.actor;
+        t.spec.id = msg.task;
+        t.spec.owner = st.cfg.self;
+        t.spec.args = std::move(msg.args);
+        if (resolve_args(self, t) && t.missing_args == 0)
+          enqueue(self, msg.task);
+      },
   };
 }
 

@@ -5,6 +5,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include "owner/actor_routes.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/ids.hpp"
 #include "prism/internal/memory_store.hpp"
@@ -20,6 +21,8 @@ struct owner_config {
   /// The memory store shared with the owner's API threads.
   std::shared_ptr<internal::memory_store> store;
   std::shared_ptr<owner_directory> directory;
+  /// The owner's calls to actors, shared with its API threads.
+  std::shared_ptr<actor_routes> routes;
 };
 
 /// Spawns the owner of one driver or worker: it resolves task arguments,

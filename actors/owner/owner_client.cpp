@@ -2,8 +2,10 @@
 
 #include <caf/all.hpp>
 
+#include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "worker/executor.hpp"
 
 namespace prism::actors {
 
@@ -27,7 +29,27 @@ detail::value value_or_throw(internal::memory_store::result&& found) {
 } // namespace
 
 owner_client::owner_client(caf::actor_system& sys, config cfg)
-    : sys_(sys), cfg_(std::move(cfg)), job_(cfg_.job) {}
+    : sys_(sys), cfg_(std::move(cfg)),
+      routes_(std::make_shared<actor_routes>(cfg_.store)), job_(cfg_.job) {}
+
+const caf::actor& owner_client::owner_handle() {
+  std::call_once(owner_once_, [this] {
+    owner_ = cfg_.make_owner(routes_);
+    routes_->connect(owner_, cfg_.gcs);
+    owner_started_ = true;
+  });
+  return owner_;
+}
+
+void owner_client::stop_owner() {
+  if (owner_started_.load())
+    caf::anon_send_exit(owner_, caf::exit_reason::user_shutdown);
+}
+
+void owner_client::fail_all(const detail::error_info& err) {
+  routes_->fail_all(err);
+  cfg_.store->fail_all_pending(err);
+}
 
 owner_client::~owner_client() = default;
 
@@ -55,7 +77,7 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
   for (const auto& arg : spec.args)
     if (arg.by_ref && arg.owner == cfg_.self)
       cfg_.store->add_task_ref(arg.ref);
-  caf::anon_send(cfg_.owner, protocol::submit_task{std::move(spec)});
+  caf::anon_send(owner_handle(), protocol::submit_task{std::move(spec)});
   return std::make_shared<detail::ref_token>(result_id, cfg_.self,
                                              weak_from_this());
 }
@@ -68,7 +90,7 @@ detail::ref_ptr owner_client::put(detail::value v) {
 
 void owner_client::ensure_fetch(const object_id& id, const worker_id& owner) {
   if (owner != cfg_.self)
-    caf::anon_send(cfg_.owner, protocol::fetch_object{id, owner});
+    caf::anon_send(owner_handle(), protocol::fetch_object{id, owner});
 }
 
 void owner_client::on_block() {
@@ -99,9 +121,12 @@ detail::value owner_client::get(const object_id& id, const worker_id& owner,
     cfg_.store->add_pending(id);
   }
   ensure_fetch(id, owner);
-  on_block();
-  found = cfg_.store->wait_one(id, deadline);
-  on_unblock();
+  {
+    executor::blocking_scope blocking;
+    on_block();
+    found = cfg_.store->wait_one(id, deadline);
+    on_unblock();
+  }
   if (found.st != store_state::ready)
     throw timeout_error("get timed out after " +
                         std::to_string(timeout.count()) +
@@ -128,10 +153,119 @@ owner_client::wait(const std::vector<const detail::ref_token*>& refs,
       static_cast<std::size_t>(std::count(ready.begin(), ready.end(), true));
   if (count >= num_returns)
     return ready;
+  executor::blocking_scope blocking;
   on_block();
   ready = cfg_.store->wait_many(ids, num_returns, deadline);
   on_unblock();
   return ready;
+}
+
+actor_id owner_client::create_actor(const std::string& factory,
+                                    std::uint64_t class_tag,
+                                    std::vector<detail::task_arg> args,
+                                    const detail::actor_options& opts) {
+  internal::actor_spec spec;
+  spec.id = actor_id{unique_id::random()};
+  spec.job = job_;
+  spec.factory = factory;
+  spec.class_tag = class_tag;
+  // Creation arguments are resolved here: the control store keeps values
+  // only, so that it can create the actor again from its spec alone.
+  for (auto& arg : args) {
+    if (arg.by_ref) {
+      arg.inline_value = get(arg.ref, arg.owner, detail::wait_forever);
+      arg.by_ref = false;
+    }
+  }
+  spec.args = std::move(args);
+  spec.name = opts.name;
+  spec.ns = opts.ns.empty() ? cfg_.ns : opts.ns;
+  spec.detached = opts.detached;
+  spec.max_restarts = opts.max_restarts;
+  spec.max_task_retries = opts.max_task_retries;
+  spec.max_concurrency = opts.max_concurrency;
+  spec.resources = internal::resource_set{opts.resources};
+  spec.owner = cfg_.self;
+  auto id = spec.id;
+  routes_->created(id, spec.max_task_retries);
+  protocol::create_actor msg{std::move(spec), owner_handle()};
+  if (msg.spec.name.empty()) {
+    caf::anon_send(cfg_.gcs, std::move(msg));
+    return id;
+  }
+  // A named actor is registered before this returns, so that a taken name
+  // is an error here and `get_actor` finds the actor right after.
+  caf::scoped_actor self{sys_};
+  detail::error_info result;
+  result.code = errc::internal;
+  result.message = "the control store did not answer";
+  self->request(cfg_.gcs, std::chrono::seconds{10}, std::move(msg))
+      .receive([&](detail::error_info& err) { result = std::move(err); },
+               [&](caf::error& err) { result.message = sys_.render(err); });
+  if (result.code != errc::ok)
+    detail::throw_error(result);
+  return id;
+}
+
+detail::ref_ptr
+owner_client::submit_actor_task(const actor_id& actor,
+                                const std::string& method,
+                                std::vector<detail::task_arg> args) {
+  auto tid = next_task_id();
+  auto result_id = object_id{tid, 1};
+  cfg_.store->add_pending(result_id);
+  std::vector<object_id> held;
+  bool ready = true;
+  for (const auto& arg : args) {
+    if (!arg.by_ref)
+      continue;
+    ready = false;
+    if (arg.owner == cfg_.self) {
+      cfg_.store->add_task_ref(arg.ref);
+      held.push_back(arg.ref);
+    }
+  }
+  const auto& owner = owner_handle();
+  if (ready) {
+    routes_->submit(actor,
+                    protocol::actor_task{tid, method, std::move(args), owner},
+                    true, std::move(held));
+  } else {
+    routes_->submit(actor, protocol::actor_task{tid, method, args, owner},
+                    false, std::move(held));
+    caf::anon_send(owner,
+                   protocol::resolve_actor_call{actor, tid, std::move(args)});
+  }
+  return std::make_shared<detail::ref_token>(result_id, cfg_.self,
+                                             weak_from_this());
+}
+
+std::optional<actor_id> owner_client::find_actor(const std::string& name,
+                                                 const std::string* ns,
+                                                 std::uint64_t class_tag) {
+  caf::scoped_actor self{sys_};
+  protocol::actor_found found;
+  std::string failure;
+  self->request(cfg_.gcs, std::chrono::seconds{10},
+                protocol::lookup_actor{ns != nullptr ? *ns : cfg_.ns, name})
+      .receive([&](protocol::actor_found& x) { found = std::move(x); },
+               [&](caf::error& err) { failure = sys_.render(err); });
+  if (!failure.empty())
+    throw error(errc::internal,
+                "looking up actor '" + name + "' failed: " + failure);
+  if (!found.found)
+    return std::nullopt;
+  if (found.class_tag != class_tag)
+    detail::throw_type_mismatch(class_tag, found.class_tag,
+                                "actor '" + name + "'");
+  return found.actor;
+}
+
+void owner_client::kill_actor(const actor_id& actor, bool no_restart) {
+  caf::scoped_actor self{sys_};
+  self->request(cfg_.gcs, std::chrono::seconds{10},
+                protocol::kill_actor{actor, no_restart})
+      .receive([](bool) {}, [](caf::error&) {});
 }
 
 detail::ref_ptr owner_client::borrow(const object_id& id,

@@ -1,11 +1,15 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include "owner/actor_routes.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/detail/runtime.hpp"
 #include "prism/internal/memory_store.hpp"
@@ -22,8 +26,12 @@ public:
     worker_id self;
     node_id node;
     job_id job;
-    caf::actor owner;
+    /// Spawns the owner actor, on first use: an actor that never submits a
+    /// task or makes an object needs none.
+    std::function<caf::actor(std::shared_ptr<actor_routes>)> make_owner;
     caf::actor raylet;
+    caf::actor gcs;
+    std::string ns;
     std::shared_ptr<internal::memory_store> store;
   };
 
@@ -45,6 +53,20 @@ public:
   std::vector<bool> wait(const std::vector<const detail::ref_token*>& refs,
                          std::size_t num_returns,
                          detail::wait_duration timeout) override;
+
+  actor_id create_actor(const std::string& factory, std::uint64_t class_tag,
+                        std::vector<detail::task_arg> args,
+                        const detail::actor_options& opts) override;
+
+  detail::ref_ptr
+  submit_actor_task(const actor_id& actor, const std::string& method,
+                    std::vector<detail::task_arg> args) override;
+
+  std::optional<actor_id> find_actor(const std::string& name,
+                                     const std::string* ns,
+                                     std::uint64_t class_tag) override;
+
+  void kill_actor(const actor_id& actor, bool no_restart) override;
 
   detail::ref_ptr borrow(const object_id& id, const worker_id& owner) override;
 
@@ -98,6 +120,25 @@ public:
     return cfg_.store;
   }
 
+  const std::shared_ptr<actor_routes>& routes() const {
+    return routes_;
+  }
+
+  /// The owner actor, spawned on first use.
+  const caf::actor& owner_handle();
+
+  /// Ends the owner actor if it was started: it shares fate with the worker
+  /// or actor this client belongs to.
+  void stop_owner();
+
+  /// The job's namespace.
+  const std::string& ns() const {
+    return cfg_.ns;
+  }
+
+  /// Fails everything still waiting (at shutdown), so that no `get` hangs.
+  void fail_all(const detail::error_info& err);
+
 private:
   task_id next_task_id();
   void ensure_fetch(const object_id& id, const worker_id& owner);
@@ -106,6 +147,10 @@ private:
 
   caf::actor_system& sys_;
   config cfg_;
+  std::shared_ptr<actor_routes> routes_;
+  std::once_flag owner_once_;
+  caf::actor owner_;
+  std::atomic<bool> owner_started_{false};
   job_id job_;
   std::atomic<std::uint64_t> next_seq_{1};
   task_id current_task_;

@@ -3,6 +3,8 @@
 // The conversation between two owners, and between an owner and the API
 // threads of its own process: borrowers ask an object's owner for its value.
 
+#include <vector>
+
 #include <caf/actor.hpp>
 
 #include "prism/detail/runtime.hpp"
@@ -30,6 +32,19 @@ struct fetch_object {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fetch_object& x) {
   return f(x.id, static_cast<unique_id&>(x.owner));
+}
+
+/// API thread -> its own owner: resolve the ref arguments of an actor call,
+/// then release the call (see `actor_routes::resolved`).
+struct resolve_actor_call {
+  actor_id actor;
+  task_id task;
+  std::vector<detail::task_arg> args;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, resolve_actor_call& x) {
+  return f(static_cast<unique_id&>(x.actor), x.task, x.args);
 }
 
 /// borrower's owner -> object's owner: send me the object once it is ready.

@@ -25,6 +25,21 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<job_started>("prism.job_started");
   cfg.add_message_type<finish_job>("prism.finish_job");
   cfg.add_message_type<list_nodes>("prism.list_nodes");
+  cfg.add_message_type<resolve_actor_call>("prism.resolve_actor_call");
+  cfg.add_message_type<create_actor>("prism.create_actor");
+  cfg.add_message_type<subscribe_actor>("prism.subscribe_actor");
+  cfg.add_message_type<actor_update>("prism.actor_update");
+  cfg.add_message_type<lookup_actor>("prism.lookup_actor");
+  cfg.add_message_type<actor_found>("prism.actor_found");
+  cfg.add_message_type<kill_actor>("prism.kill_actor");
+  cfg.add_message_type<locate_actor>("prism.locate_actor");
+  cfg.add_message_type<actor_location>("prism.actor_location");
+  cfg.add_message_type<host_actor>("prism.host_actor");
+  cfg.add_message_type<actor_started>("prism.actor_started");
+  cfg.add_message_type<actor_ended>("prism.actor_ended");
+  cfg.add_message_type<actor_task>("prism.actor_task");
+  cfg.add_message_type<actor_task_done>("prism.actor_task_done");
+  cfg.add_message_type<detail::error_info>("prism.error_info");
 }
 
 } // namespace prism::protocol

@@ -8,6 +8,9 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/detail/type_list.hpp>
 
+#include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/owner_actor.hpp"
+#include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/owner_worker.hpp"
@@ -21,7 +24,10 @@ using message_types = caf::detail::type_list<
     submit_task, fetch_object, object_request, object_reply, worker_blocked,
     worker_unblocked, kill_worker, count_workers, add_node, node_added,
     node_info, std::vector<node_info>, start_job, job_started, finish_job,
-    list_nodes>;
+    list_nodes, resolve_actor_call, create_actor, subscribe_actor, actor_update,
+    lookup_actor, actor_found, kill_actor, locate_actor, actor_location,
+    host_actor, actor_started, actor_ended, actor_task, actor_task_done,
+    detail::error_info>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

@@ -8,10 +8,12 @@
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
+#include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
 #include "raylet/worker_pool.hpp"
+#include "worker/actor_host.hpp"
 #include "worker/worker.hpp"
 
 namespace prism::actors {
@@ -41,6 +43,10 @@ struct raylet_state {
   std::deque<protocol::lease_request> queue;
   std::unordered_set<caf::actor_addr> watched_owners;
   std::unordered_set<std::string> reported_infeasible;
+  /// Actor hosts on this node, and the resources each holds.
+  std::unordered_map<caf::actor_addr,
+                     std::pair<caf::actor, internal::resource_set>>
+      hosts;
   std::uint64_t next_lease_id = 1;
 };
 
@@ -49,8 +55,9 @@ using raylet_actor = caf::stateful_actor<raylet_state>;
 worker_pool::worker* start_worker(raylet_actor* self) {
   auto& st = self->state;
   auto id = worker_id{unique_id::random()};
-  auto handle = spawn_worker(
-      self->system(), worker_config{id, st.cfg.node, self, st.cfg.directory});
+  auto handle =
+      spawn_worker(self->system(), worker_config{id, st.cfg.node, self,
+                                                 st.cfg.gcs, st.cfg.directory});
   self->monitor(handle);
   st.pool.add(worker_pool::worker{id, handle, job_id{}, 0});
   st.log->debug("started worker {}", id.hex());
@@ -127,8 +134,7 @@ void end_lease(raylet_actor* self, std::uint64_t lease_id) {
   st.leases.erase(i);
 }
 
-void worker_gone(raylet_actor* self, const worker_id& id,
-                 const std::string& reason) {
+void worker_gone(raylet_actor* self, worker_id id, const std::string& reason) {
   auto& st = self->state;
   auto w = st.pool.remove(id);
   if (!w)
@@ -172,7 +178,11 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
   install_default_handlers(self, st.log);
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
-    if (auto w = st.pool.find(msg.source)) {
+    if (auto h = st.hosts.find(msg.source); h != st.hosts.end()) {
+      st.available.add(h->second.second);
+      st.hosts.erase(h);
+      schedule(self);
+    } else if (auto w = st.pool.find(msg.source)) {
       worker_gone(self, w->id,
                   "the worker exited: " + self->system().render(msg.reason));
     } else if (st.watched_owners.count(msg.source) > 0) {
@@ -183,6 +193,8 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
     // Going down takes every worker of the node with it.
     for (auto& h : self->state.pool.handles())
       self->send_exit(h, msg.reason);
+    for (auto& [addr, h] : self->state.hosts)
+      self->send_exit(h.first, msg.reason);
     self->quit(msg.reason);
   });
   for (std::uint32_t i = 0; i < st.cfg.prestart_workers; ++i)
@@ -227,6 +239,22 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());
+      },
+      [self](protocol::host_actor& msg) {
+        auto& st = self->state;
+        auto resources = msg.spec.resources;
+        actor_host_config hc;
+        hc.spec = std::move(msg.spec);
+        hc.incarnation = msg.incarnation;
+        hc.node = st.cfg.node;
+        hc.raylet = caf::actor_cast<caf::actor>(self);
+        hc.gcs = st.cfg.gcs;
+        hc.directory = st.cfg.directory;
+        hc.pool = st.cfg.actor_pool;
+        auto host = spawn_actor_host(self->system(), std::move(hc));
+        self->monitor(host);
+        st.available.subtract(resources);
+        st.hosts.emplace(host.address(), std::make_pair(host, resources));
       },
       [self](const protocol::node_added& msg) {
         self->state.log->debug("node {} registered", msg.node.hex());

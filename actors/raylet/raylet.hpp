@@ -9,6 +9,7 @@
 #include "owner/owner_directory.hpp"
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
+#include "worker/executor.hpp"
 
 namespace prism::actors {
 
@@ -21,12 +22,15 @@ struct raylet_config {
   std::uint32_t prestart_workers = 0;
   /// Upper bound on live workers, blocked ones included.
   std::uint32_t max_workers = 256;
+  /// Threads that run actor methods on this node.
+  std::shared_ptr<executor> actor_pool;
 };
 
 /// Spawns the raylet of one node: it owns the node's resources and worker
 /// pool, grants worker leases to owners in the order they ask, lends the CPU
-/// of a worker blocked in `get` to other work, and tells a lease's owner when
-/// its worker dies.
+/// of a worker blocked in `get` to other work, tells a lease's owner when its
+/// worker dies, and hosts the actors the control store places on the node.
+/// Its workers and actors die with it.
 caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg);
 
 } // namespace prism::actors

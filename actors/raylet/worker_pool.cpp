@@ -39,7 +39,7 @@ void worker_pool::release(const worker_id& id) {
   idle_.push_back(id);
 }
 
-std::optional<worker_pool::worker> worker_pool::remove(const worker_id& id) {
+std::optional<worker_pool::worker> worker_pool::remove(worker_id id) {
   auto i = workers_.find(id);
   if (i == workers_.end())
     return std::nullopt;

@@ -36,7 +36,7 @@ public:
   void release(const worker_id& id);
 
   /// Removes a worker (it died or was stopped); returns what it was.
-  std::optional<worker> remove(const worker_id& id);
+  std::optional<worker> remove(worker_id id);
 
   /// Returns an idle worker bound to a job other than `job`, to stop so a
   /// new one can start; nullptr if none.

@@ -15,6 +15,12 @@ namespace prism::actors {
 
 namespace {
 
+// One logger for every instance; looking it up by name takes a global lock.
+const std::shared_ptr<spdlog::logger>& shared_logger() {
+  static const auto log = component_logger("worker");
+  return log;
+}
+
 struct worker_state {
   static inline const char* name = "worker";
 
@@ -96,31 +102,42 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
 caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.log = component_logger("worker");
+  st.log = shared_logger();
   install_default_handlers(self, st.log);
   auto store = std::make_shared<internal::memory_store>();
-  st.owner = spawn_owner(self->system(),
-                         owner_config{st.cfg.id, st.cfg.node, st.cfg.raylet,
-                                      store, st.cfg.directory});
+  auto& sys = self->system();
+  owner_client::config oc;
+  oc.self = st.cfg.id;
+  oc.node = st.cfg.node;
+  oc.raylet = st.cfg.raylet;
+  oc.gcs = st.cfg.gcs;
+  oc.store = store;
+  oc.make_owner = [&sys, id = st.cfg.id, node = st.cfg.node,
+                   raylet = st.cfg.raylet, store,
+                   dir = st.cfg.directory](auto routes) {
+    auto owner = spawn_owner(
+        sys, owner_config{id, node, raylet, store, dir, std::move(routes)});
+    dir->add(id, owner);
+    return owner;
+  };
+  st.client = std::make_shared<owner_client>(sys, std::move(oc));
+  st.owner = st.client->owner_handle();
   // The worker and its owner live and die together; both are in this process.
   self->link_to(st.owner);
-  st.cfg.directory->add(st.cfg.id, st.owner);
-  st.client = std::make_shared<owner_client>(
-      self->system(), owner_client::config{st.cfg.id, st.cfg.node, job_id{},
-                                           st.owner, st.cfg.raylet, store});
   st.client->set_in_worker(true);
   self->monitor(st.cfg.raylet);
   self->set_down_handler([self](caf::down_msg& msg) {
     if (msg.source == self->state.cfg.raylet)
       self->quit(caf::exit_reason::user_shutdown);
   });
-  self->attach_functor([dir = st.cfg.directory, id = st.cfg.id, store] {
-    dir->remove(id);
-    detail::error_info err;
-    err.code = errc::worker_crashed;
-    err.message = "the worker owning this object ended";
-    store->fail_all_pending(err);
-  });
+  self->attach_functor(
+      [dir = st.cfg.directory, id = st.cfg.id, client = st.client] {
+        dir->remove(id);
+        detail::error_info err;
+        err.code = errc::worker_crashed;
+        err.message = "the worker owning this object ended";
+        client->fail_all(err);
+      });
   return {
       [self](protocol::push_task& msg) { run_task(self, msg); },
   };

@@ -14,6 +14,7 @@ struct worker_config {
   worker_id id;
   node_id node;
   caf::actor raylet;
+  caf::actor gcs;
   std::shared_ptr<owner_directory> directory;
 };
 

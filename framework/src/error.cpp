@@ -26,6 +26,8 @@ const char* to_string(errc code) noexcept {
     return "not_initialized";
   case errc::internal:
     return "internal";
+  case errc::actor_died:
+    return "actor_died";
   }
   return "unknown";
 }
@@ -71,6 +73,8 @@ void throw_error(const error_info& info) {
     throw registration_error(info.message);
   case errc::not_initialized:
     throw not_initialized_error(info.message);
+  case errc::actor_died:
+    throw actor_died_error(info.message);
   default:
     throw error(info.code, info.message);
   }

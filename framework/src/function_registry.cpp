@@ -25,7 +25,7 @@ function_registry::impl& function_registry::state() const {
   return instance;
 }
 
-void function_registry::add(std::string name, std::string key, invoker call) {
+void function_registry::add(std::string name, std::string key, entry e) {
   if (name.empty())
     throw registration_error("cannot register a function under an empty name");
   auto& st = state();
@@ -36,7 +36,7 @@ void function_registry::add(std::string name, std::string key, invoker call) {
     throw registration_error("function '" + name +
                              "' is already registered as '" + i->second + "'");
   st.by_key.emplace(std::move(key), name);
-  st.by_name.emplace(name, entry{name, std::move(call)});
+  st.by_name.emplace(name, std::move(e));
 }
 
 const function_registry::entry*
@@ -106,6 +106,13 @@ std::vector<std::string> split_remote_names(const char* text) {
   }
   flush();
   return result;
+}
+
+std::string canonical_name(std::string name) {
+  auto first = name.find_first_not_of(" \t&");
+  if (first == std::string::npos)
+    return {};
+  return name.substr(first);
 }
 
 void throw_arity_mismatch(const std::string& fn, std::size_t expected,

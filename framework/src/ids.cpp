@@ -9,18 +9,6 @@ namespace prism {
 
 namespace {
 
-std::string to_hex(const void* data, std::size_t n) {
-  static constexpr char digits[] = "0123456789abcdef";
-  auto bytes = static_cast<const unsigned char*>(data);
-  std::string result;
-  result.reserve(n * 2);
-  for (std::size_t i = 0; i < n; ++i) {
-    result += digits[bytes[i] >> 4];
-    result += digits[bytes[i] & 0xf];
-  }
-  return result;
-}
-
 std::string u64_hex(std::uint64_t x) {
   char buf[17];
   std::snprintf(buf, sizeof(buf), "%016llx",

@@ -10,6 +10,7 @@ namespace prism::detail {
 namespace {
 
 thread_local runtime* thread_runtime = nullptr;
+thread_local const actor_context* thread_actor = nullptr;
 
 struct driver_slot {
   std::mutex mu;
@@ -45,6 +46,14 @@ runtime& current_runtime() {
   if (auto rt = try_current_runtime())
     return *rt;
   throw not_initialized_error("prism is not initialized: call prism::init()");
+}
+
+const actor_context* current_actor() noexcept {
+  return thread_actor;
+}
+
+void set_current_actor(const actor_context* ctx) noexcept {
+  thread_actor = ctx;
 }
 
 void set_thread_runtime(runtime* rt) noexcept {

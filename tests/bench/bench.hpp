@@ -46,6 +46,9 @@ std::vector<metric> task_metrics();
 /// Object store calls: Ray's put and get metrics.
 std::vector<metric> object_metrics();
 
+/// Actor calls, creation and memory: Ray's actor metrics.
+std::vector<metric> actor_metrics();
+
 /// Two plain CAF actors exchanging requests: the floor under Prism's numbers.
 std::vector<metric> caf_floor_metrics();
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 
@@ -63,6 +65,33 @@ bool wait_until(Condition condition,
     std::this_thread::sleep_for(std::chrono::milliseconds{2});
   }
   return true;
+}
+
+/// Returns the message of the `actor_died_error` that getting `ref` throws,
+/// or nothing if the call returned. Other errors propagate to the test.
+template <class T>
+std::optional<std::string>
+actor_died_message(const prism::object_ref<T>& ref,
+                   std::chrono::milliseconds timeout = result_timeout) {
+  try {
+    prism::get(ref, timeout);
+  } catch (const prism::actor_died_error& e) {
+    return std::string{e.what()};
+  }
+  return std::nullopt;
+}
+
+/// Like `actor_died_message(ref)`, for a ref of a call made through `job`.
+template <class T>
+std::optional<std::string>
+actor_died_message(const prism::client& job, const prism::object_ref<T>& ref,
+                   std::chrono::milliseconds timeout = result_timeout) {
+  try {
+    job.get(ref, timeout);
+  } catch (const prism::actor_died_error& e) {
+    return std::string{e.what()};
+  }
+  return std::nullopt;
 }
 
 /// Lets tasks show that they run at the same time: each one arrives and waits

@@ -23,6 +23,10 @@ struct config {
   /// overrides `num_cpus`.
   resource_map resources;
 
+  /// Namespace of the driver's job: named actors are found by name within
+  /// it. Empty gives the job an anonymous namespace of its own.
+  std::string ns;
+
   /// Log level of Prism's own components: "trace", "debug", "info", "warn",
   /// "error" or "off". Empty reads the PRISM_LOG_LEVEL environment variable,
   /// and falls back to "warn".

@@ -28,6 +28,9 @@ enum class errc : std::uint8_t {
   not_initialized,
   /// Prism's own machinery failed in a way the caller cannot fix.
   internal,
+  /// The actor is dead and will not come back: killed, exited, out of
+  /// restarts, or its owner died. Not retryable.
+  actor_died,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -129,6 +132,14 @@ class registration_error : public error {
 public:
   explicit registration_error(const std::string& message)
       : error(errc::registration_failed, message) {}
+};
+
+/// A call went to an actor that is dead for good. The message names the
+/// cause: killed, exited, constructor failed, out of restarts, or owner died.
+class actor_died_error : public error {
+public:
+  explicit actor_died_error(const std::string& message)
+      : error(errc::actor_died, message) {}
 };
 
 /// An API call needs a running Prism (`prism::init`).

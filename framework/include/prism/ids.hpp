@@ -38,6 +38,9 @@ struct node_id : unique_id {};
 /// Identifies one worker or driver, and with it the owner it hosts.
 struct worker_id : unique_id {};
 
+/// Identifies an actor for its whole life, across restarts.
+struct actor_id : unique_id {};
+
 /// Identifies a job: one driver's session on a cluster.
 struct job_id {
   std::uint32_t value = 0;
@@ -106,6 +109,9 @@ struct hash<prism::node_id> : hash<prism::unique_id> {};
 
 template <>
 struct hash<prism::worker_id> : hash<prism::unique_id> {};
+
+template <>
+struct hash<prism::actor_id> : hash<prism::unique_id> {};
 
 template <>
 struct hash<prism::job_id> {

@@ -2,7 +2,9 @@
 
 /// The one header a Prism program includes.
 
+#include "prism/actor.hpp"
 #include "prism/api.hpp"
+#include "prism/client.hpp"
 #include "prism/config.hpp"
 #include "prism/error.hpp"
 #include "prism/ids.hpp"

@@ -77,7 +77,8 @@ class task_caller<R (*)(Args...)> {
 public:
   using result_type = std::decay_t<R>;
 
-  explicit task_caller(R (*f)(Args...)) : f_(f) {}
+  explicit task_caller(R (*f)(Args...), detail::runtime* rt = nullptr)
+      : f_(f), rt_(rt) {}
 
   /// A name for the task, shown in logs and errors.
   task_caller& name(std::string n) {
@@ -123,12 +124,13 @@ public:
     std::vector<detail::task_arg> args;
     args.reserve(sizeof...(Ts));
     (args.push_back(detail::make_task_arg<Args>(std::forward<Ts>(xs))), ...);
-    auto& rt = detail::current_runtime();
+    auto& rt = rt_ != nullptr ? *rt_ : detail::current_runtime();
     return object_ref<result_type>{rt.submit_task(fn, std::move(args), opts_)};
   }
 
 private:
   R (*f_)(Args...);
+  detail::runtime* rt_ = nullptr;
   detail::task_options opts_;
 };
 

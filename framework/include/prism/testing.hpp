@@ -1,5 +1,11 @@
 #pragma once
 
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "prism/config.hpp"
 #include "prism/ids.hpp"
 
 namespace prism::testing {
@@ -13,5 +19,52 @@ bool kill_worker(const worker_id& id);
 
 /// Number of live workers on all nodes of the embedded cluster.
 std::size_t num_workers();
+
+/// A cluster of several nodes in this process, for tests of failures and
+/// supervision: it starts Prism (`prism::init`) with the first node as the
+/// head, where the default job's driver lives, and can kill and add nodes,
+/// workers and actors. Destroying it shuts Prism down.
+///
+///   prism::testing::local_cluster cluster{{{{"CPU", 2}}, {{"CPU", 2}}}};
+///   auto doomed = cluster.node(1);
+///   cluster.kill_node(doomed);   // its workers and actors die with it
+///   cluster.add_node({{"CPU", 2}});
+class local_cluster {
+public:
+  /// Starts one node per entry of `nodes`, each with those resources.
+  /// `base` sets everything else (log level, namespace, ...).
+  /// REQUIRES: `nodes` is not empty; Prism is not running.
+  explicit local_cluster(std::vector<resource_map> nodes, config base = {});
+
+  ~local_cluster();
+
+  local_cluster(const local_cluster&) = delete;
+  local_cluster& operator=(const local_cluster&) = delete;
+
+  /// The id of the `i`-th node started (killed ones included).
+  node_id node(std::size_t i) const;
+
+  /// Ids of the nodes alive now.
+  std::vector<node_id> alive_nodes() const;
+
+  /// Starts another node with `resources` and returns its id.
+  node_id add_node(const resource_map& resources);
+
+  /// Kills a node as a machine failure would: its raylet, workers and actors
+  /// die; their tasks are retried and their actors restarted elsewhere as
+  /// their options say. The head node (index 0) hosts the drivers and cannot
+  /// be killed. Returns false if the node is unknown or already dead.
+  bool kill_node(const node_id& id);
+
+  /// Kills a worker (see `prism::testing::kill_worker`).
+  bool kill_worker(const worker_id& id);
+
+  /// Kills an actor's instance as a crash would: it restarts if its
+  /// `max_restarts` allows. Returns false if the actor is not alive.
+  bool kill_actor(const actor_id& id);
+
+  /// The node an actor lives on now, if it is alive.
+  std::optional<node_id> actor_node(const actor_id& id) const;
+};
 
 } // namespace prism::testing

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -16,6 +18,14 @@ namespace prism::detail {
 /// `type_mismatch_error` / `invalid_argument_error` for bad arguments.
 using invoker = std::function<value(const std::vector<value>& args)>;
 
+/// Runs a registered actor factory: makes the actor's instance.
+using factory_invoker =
+    std::function<std::shared_ptr<void>(const std::vector<value>& args)>;
+
+/// Runs a registered actor method on an instance.
+using method_invoker =
+    std::function<value(void* instance, const std::vector<value>& args)>;
+
 /// Identifies a callable by the bytes of its pointer, so that `task(f)` can
 /// find the name `f` was registered under.
 template <class F>
@@ -29,16 +39,23 @@ std::string callable_key(F f) {
 /// cluster runs the same binary, so names resolve the same everywhere.
 class function_registry {
 public:
+  enum class kind : std::uint8_t { function, factory, method };
+
   struct entry {
     std::string name;
+    kind what = kind::function;
     invoker call;
+    factory_invoker make;
+    method_invoker call_method;
+    /// Factories and methods: the tag of the actor class.
+    std::uint64_t class_tag = 0;
   };
 
   static function_registry& instance();
 
   /// Registers `call` under `name`. Throws `registration_error` if the name or
   /// the callable is already registered, or the name is empty.
-  void add(std::string name, std::string key, invoker call);
+  void add(std::string name, std::string key, entry e);
 
   /// Returns the entry for `name`, or nullptr.
   const entry* find(const std::string& name) const;
@@ -91,17 +108,109 @@ value invoke_function(R (*f)(Args...), const std::string& fn,
   }
 }
 
-template <class R, class... Args>
-invoker make_invoker(R (*f)(Args...), std::string name) {
-  return [f, fn = std::move(name)](const std::vector<value>& args) {
-    return invoke_function(f, fn, args, std::index_sequence_for<Args...>{});
-  };
+template <class T, class R, class M, class... Args, std::size_t... Is>
+value invoke_method(M m, T* obj, const std::string& fn,
+                    const std::vector<value>& args,
+                    std::index_sequence<Is...>) {
+  if (args.size() != sizeof...(Args))
+    throw_arity_mismatch(fn, sizeof...(Args), args.size());
+  std::tuple<std::decay_t<Args>...> xs{decode_arg<Args, Is>(args, fn)...};
+  if constexpr (std::is_void_v<R>) {
+    (obj->*m)(static_cast<Args&&>(std::get<Is>(xs))...);
+    return value{};
+  } else {
+    return encode<std::decay_t<R>>(
+        (obj->*m)(static_cast<Args&&>(std::get<Is>(xs))...));
+  }
 }
+
+template <class T>
+struct factory_traits : std::false_type {};
+
+template <class T>
+struct factory_traits<T*> : std::true_type {
+  using actor_type = T;
+  static std::shared_ptr<void> own(T* p) {
+    return std::shared_ptr<T>(p);
+  }
+};
+
+template <class T, class D>
+struct factory_traits<std::unique_ptr<T, D>> : std::true_type {
+  using actor_type = T;
+  static std::shared_ptr<void> own(std::unique_ptr<T, D> p) {
+    return std::shared_ptr<T>(std::move(p));
+  }
+};
+
+template <class R, class... Args>
+function_registry::entry make_entry(R (*f)(Args...), const std::string& name) {
+  function_registry::entry e;
+  e.name = name;
+  if constexpr (factory_traits<R>::value) {
+    using T = typename factory_traits<R>::actor_type;
+    e.what = function_registry::kind::factory;
+    e.class_tag = type_tag<T>();
+    e.make = [f, name](const std::vector<value>& args) {
+      if (args.size() != sizeof...(Args))
+        throw_arity_mismatch(name, sizeof...(Args), args.size());
+      return [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+        std::tuple<std::decay_t<Args>...> xs{
+            decode_arg<Args, Is>(args, name)...};
+        auto made = f(static_cast<Args&&>(std::get<Is>(xs))...);
+        if (made == nullptr)
+          throw invalid_argument_error("actor factory '" + name +
+                                       "' returned no instance");
+        return factory_traits<R>::own(std::move(made));
+      }
+      (std::index_sequence_for<Args...>{});
+    };
+  } else {
+    e.call = [f, name](const std::vector<value>& args) {
+      return invoke_function(f, name, args, std::index_sequence_for<Args...>{});
+    };
+  }
+  return e;
+}
+
+template <class T, class R, class... Args>
+function_registry::entry make_entry(R (T::*m)(Args...),
+                                    const std::string& name) {
+  function_registry::entry e;
+  e.name = name;
+  e.what = function_registry::kind::method;
+  e.class_tag = type_tag<T>();
+  e.call_method = [m, name](void* obj, const std::vector<value>& args) {
+    return invoke_method<T, R, decltype(m), Args...>(
+        m, static_cast<T*>(obj), name, args,
+        std::index_sequence_for<Args...>{});
+  };
+  return e;
+}
+
+template <class T, class R, class... Args>
+function_registry::entry make_entry(R (T::*m)(Args...) const,
+                                    const std::string& name) {
+  function_registry::entry e;
+  e.name = name;
+  e.what = function_registry::kind::method;
+  e.class_tag = type_tag<T>();
+  e.call_method = [m, name](void* obj, const std::vector<value>& args) {
+    return invoke_method<T, R, decltype(m), Args...>(
+        m, static_cast<T*>(obj), name, args,
+        std::index_sequence_for<Args...>{});
+  };
+  return e;
+}
+
+/// Strips a leading '&' and blanks from a registered name, so that
+/// `&Counter::add` and `Counter::add` name the same thing.
+std::string canonical_name(std::string name);
 
 template <class F>
 void register_one(std::string name, F f) {
-  function_registry::instance().add(name, callable_key(f),
-                                    make_invoker(f, name));
+  name = canonical_name(std::move(name));
+  function_registry::instance().add(name, callable_key(f), make_entry(f, name));
 }
 
 template <class... Fs>

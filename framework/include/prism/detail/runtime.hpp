@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,36 @@ struct task_options {
   std::int32_t max_retries = 3;
   bool retry_exceptions = false;
 };
+
+/// Options a caller sets on an actor.
+struct actor_options {
+  std::string name;
+  /// Namespace of the name; empty means the creating job's namespace.
+  std::string ns;
+  bool detached = false;
+  std::int32_t max_restarts = 0;
+  std::int32_t max_task_retries = 0;
+  std::int32_t max_concurrency = 1;
+  resource_map resources;
+};
+
+/// Where the calling code runs inside an actor, for `exit_actor` and
+/// `was_current_actor_restarted`.
+struct actor_context {
+  actor_id actor;
+  std::int32_t num_restarts = 0;
+};
+
+/// The actor whose method the calling thread runs, or nullptr.
+const actor_context* current_actor() noexcept;
+
+/// Sets the actor of the calling thread (actor hosts only).
+void set_current_actor(const actor_context* ctx) noexcept;
+
+/// Thrown by `exit_actor` to end the actor after the current call; the
+/// actor host catches it. Not a `std::exception`, so that user code that
+/// catches those lets it through.
+struct actor_exit_signal {};
 
 /// A deadline for a wait; negative milliseconds wait forever.
 using wait_duration = std::chrono::milliseconds;
@@ -114,6 +145,27 @@ public:
   virtual std::vector<bool> wait(const std::vector<const ref_token*>& refs,
                                  std::size_t num_returns,
                                  wait_duration timeout) = 0;
+
+  /// Creates an actor with the factory registered as `factory`, whose class
+  /// has tag `class_tag`. Throws `invalid_argument_error` if the name is taken.
+  virtual actor_id create_actor(const std::string& factory,
+                                std::uint64_t class_tag,
+                                std::vector<task_arg> args,
+                                const actor_options& opts) = 0;
+
+  /// Calls the method registered as `method` on actor `actor`.
+  virtual ref_ptr submit_actor_task(const actor_id& actor,
+                                    const std::string& method,
+                                    std::vector<task_arg> args) = 0;
+
+  /// Looks up a named actor; `ns` nullptr means the caller's namespace.
+  /// Throws `type_mismatch_error` if the actor's class is not `class_tag`.
+  virtual std::optional<actor_id> find_actor(const std::string& name,
+                                             const std::string* ns,
+                                             std::uint64_t class_tag) = 0;
+
+  /// Kills an actor; with `no_restart` false it restarts if it may.
+  virtual void kill_actor(const actor_id& actor, bool no_restart) = 0;
 
   /// Makes a reference for an object that arrived inside a value.
   virtual ref_ptr borrow(const object_id& id, const worker_id& owner) = 0;

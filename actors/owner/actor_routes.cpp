@@ -1,0 +1,202 @@
+#include "owner/actor_routes.hpp"
+
+#include <algorithm>
+
+#include <caf/all.hpp>
+
+namespace prism::actors {
+
+using internal::actor_state;
+
+actor_routes::actor_routes(std::shared_ptr<internal::memory_store> store)
+    : store_(std::move(store)) {}
+
+void actor_routes::connect(caf::actor owner, caf::actor gcs) {
+  std::lock_guard<std::mutex> guard{mu_};
+  owner_ = std::move(owner);
+  gcs_ = std::move(gcs);
+}
+
+actor_routes::route& actor_routes::route_of(const actor_id& actor) {
+  auto [i, added] = routes_.try_emplace(actor);
+  if (added) {
+    // First contact: ask the control store where the actor is, and to keep
+    // this owner informed.
+    caf::anon_send(gcs_, protocol::subscribe_actor{actor, owner_});
+  }
+  return i->second;
+}
+
+void actor_routes::created(const actor_id& actor,
+                           std::int32_t max_task_retries) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& r = routes_[actor];
+  r.max_task_retries = max_task_retries;
+}
+
+detail::error_info actor_routes::died(const actor_id& actor,
+                                      const route& r) const {
+  detail::error_info err;
+  err.code = errc::actor_died;
+  err.message = "actor " + actor.hex() + " is dead: " + r.death_cause;
+  return err;
+}
+
+void actor_routes::release(call& c) {
+  for (auto& id : c.held)
+    store_->release_task_ref(id);
+  c.held.clear();
+}
+
+void actor_routes::fail(call& c, const detail::error_info& err) {
+  store_->fail(object_id{c.msg.task, 1}, err);
+  release(c);
+}
+
+void actor_routes::pump(route& r) {
+  if (r.state != actor_state::alive)
+    return;
+  while (!r.waiting.empty() && r.waiting.front().ready) {
+    auto& c = r.waiting.front();
+    caf::anon_send(r.host, c.msg);
+    r.in_flight.push_back(std::move(c));
+    r.waiting.pop_front();
+  }
+}
+
+void actor_routes::submit(const actor_id& actor, protocol::actor_task msg,
+                          bool ready, std::vector<object_id> held) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& r = route_of(actor);
+  call c{std::move(msg), ready, 0, std::move(held)};
+  if (r.state == actor_state::dead) {
+    fail(c, died(actor, r));
+    return;
+  }
+  if (ready && r.state == actor_state::alive && r.waiting.empty()) {
+    caf::anon_send(r.host, c.msg);
+    r.in_flight.push_back(std::move(c));
+    return;
+  }
+  r.waiting.push_back(std::move(c));
+}
+
+void actor_routes::resolved(const actor_id& actor, const task_id& task,
+                            std::vector<detail::task_arg> args) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& r = route_of(actor);
+  for (auto& c : r.waiting) {
+    if (c.msg.task == task) {
+      c.msg.args = std::move(args);
+      c.ready = true;
+      break;
+    }
+  }
+  pump(r);
+}
+
+void actor_routes::fail_call(const actor_id& actor, const task_id& task,
+                             const detail::error_info& err) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& r = route_of(actor);
+  auto i = std::find_if(r.waiting.begin(), r.waiting.end(),
+                        [&](const call& c) { return c.msg.task == task; });
+  if (i != r.waiting.end()) {
+    fail(*i, err);
+    r.waiting.erase(i);
+  }
+  pump(r);
+}
+
+void actor_routes::on_update(const protocol::actor_update& u) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& r = route_of(u.actor);
+  r.known = true;
+  r.max_task_retries = u.max_task_retries;
+  r.death_cause = u.death_cause;
+  bool new_instance =
+      u.incarnation != r.incarnation || u.state != actor_state::alive;
+  if (new_instance && !r.in_flight.empty()) {
+    // The instance that had these calls is gone: retry what may be retried
+    // (in its original order, ahead of the waiting calls), fail the rest.
+    std::deque<call> retry;
+    for (auto& c : r.in_flight) {
+      bool may =
+          u.state != actor_state::dead &&
+          (r.max_task_retries < 0 || c.retries_used < r.max_task_retries);
+      if (may) {
+        ++c.retries_used;
+        retry.push_back(std::move(c));
+      } else {
+        detail::error_info err;
+        err.code = errc::actor_died;
+        err.message = "actor " + u.actor.hex() +
+                      (u.state == actor_state::dead
+                           ? " is dead: " + u.death_cause
+                           : " died while running the call, which has no "
+                             "retries left (max_task_retries)");
+        fail(c, err);
+      }
+    }
+    r.in_flight.clear();
+    for (auto i = retry.rbegin(); i != retry.rend(); ++i)
+      r.waiting.push_front(std::move(*i));
+  }
+  r.state = u.state;
+  r.incarnation = u.incarnation;
+  r.host = u.state == actor_state::alive ? u.host : caf::actor{};
+  if (u.state == actor_state::dead) {
+    auto err = died(u.actor, r);
+    for (auto& c : r.waiting)
+      fail(c, err);
+    r.waiting.clear();
+    return;
+  }
+  pump(r);
+}
+
+void actor_routes::on_done(protocol::actor_task_done& done) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = routes_.find(done.actor);
+  if (i == routes_.end())
+    return;
+  auto& r = i->second;
+  // The first answer wins; a retried call's second answer finds nothing.
+  auto match = [&](const call& c) { return c.msg.task == done.task; };
+  call c;
+  if (!r.in_flight.empty() && match(r.in_flight.front())) {
+    c = std::move(r.in_flight.front());
+    r.in_flight.pop_front();
+  } else if (auto j =
+                 std::find_if(r.in_flight.begin(), r.in_flight.end(), match);
+             j != r.in_flight.end()) {
+    c = std::move(*j);
+    r.in_flight.erase(j);
+  } else if (auto k = std::find_if(r.waiting.begin(), r.waiting.end(), match);
+             k != r.waiting.end()) {
+    c = std::move(*k);
+    r.waiting.erase(k);
+  } else {
+    return;
+  }
+  auto id = object_id{done.task, 1};
+  if (done.ok)
+    store_->complete(id, std::move(done.result));
+  else
+    store_->fail(id, done.error);
+  release(c);
+}
+
+void actor_routes::fail_all(const detail::error_info& err) {
+  std::lock_guard<std::mutex> guard{mu_};
+  for (auto& [id, r] : routes_) {
+    for (auto& c : r.in_flight)
+      fail(c, err);
+    for (auto& c : r.waiting)
+      fail(c, err);
+    r.in_flight.clear();
+    r.waiting.clear();
+  }
+}
+
+} // namespace prism::actors

@@ -1,0 +1,90 @@
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "prism/internal/actor_spec.hpp"
+#include "prism/internal/memory_store.hpp"
+#include "protocol/owner_actor.hpp"
+#include "protocol/owner_gcs.hpp"
+
+namespace prism::actors {
+
+/// The calls one owner makes to actors, per actor: where the actor lives,
+/// calls waiting for it, and calls sent and not answered. Calls leave in the
+/// order they were made, straight from the calling thread when the actor is
+/// alive; the owner actor feeds in the control store's updates and the
+/// actors' replies. Thread-safe.
+class actor_routes {
+public:
+  explicit actor_routes(std::shared_ptr<internal::memory_store> store);
+
+  /// Sets who receives replies and who is asked for updates.
+  void connect(caf::actor owner, caf::actor gcs);
+
+  /// Notes that this owner created `actor`: the control store sends it
+  /// updates without a subscription.
+  void created(const actor_id& actor, std::int32_t max_task_retries);
+
+  /// Queues a call and sends what can be sent. A call with `ready` false
+  /// waits (and holds back later calls) until `resolved`.
+  /// `held` are objects of this owner the call holds until it ends.
+  void submit(const actor_id& actor, protocol::actor_task call, bool ready,
+              std::vector<object_id> held);
+
+  /// The ref arguments of a waiting call are now values.
+  void resolved(const actor_id& actor, const task_id& task,
+                std::vector<detail::task_arg> args);
+
+  /// A waiting call cannot run (an argument failed).
+  void fail_call(const actor_id& actor, const task_id& task,
+                 const detail::error_info& err);
+
+  /// The control store reports a new state of `actor`.
+  void on_update(const protocol::actor_update& update);
+
+  /// An actor answered a call.
+  void on_done(protocol::actor_task_done& done);
+
+  /// Fails every call (at shutdown), so that no `get` hangs.
+  void fail_all(const detail::error_info& err);
+
+private:
+  struct call {
+    protocol::actor_task msg;
+    bool ready = true;
+    std::int32_t retries_used = 0;
+    std::vector<object_id> held;
+  };
+
+  struct route {
+    internal::actor_state state = internal::actor_state::pending;
+    caf::actor host;
+    std::int32_t incarnation = -1;
+    std::int32_t max_task_retries = 0;
+    std::string death_cause;
+    std::deque<call> waiting;
+    std::deque<call> in_flight;
+    bool known = false;
+  };
+
+  route& route_of(const actor_id& actor); // REQUIRES: mu_ held
+  void pump(route& r);                    // REQUIRES: mu_ held
+  void fail(call& c, const detail::error_info& err);
+  void release(call& c);
+  detail::error_info died(const actor_id& actor, const route& r) const;
+
+  std::shared_ptr<internal::memory_store> store_;
+  std::mutex mu_;
+  caf::actor owner_;                           // guarded by mu_
+  caf::actor gcs_;                             // guarded by mu_
+  std::unordered_map<actor_id, route> routes_; // guarded by mu_
+};
+
+} // namespace prism::actors

@@ -1,0 +1,46 @@
+#pragma once
+
+// The conversation between a caller's owner and an actor host: calls go in,
+// in the order the caller sent them; results go to the caller's owner.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "prism/detail/runtime.hpp"
+
+namespace prism::protocol {
+
+/// caller -> actor host: run `method` with `args` (all values).
+struct actor_task {
+  task_id task;
+  std::string method;
+  std::vector<detail::task_arg> args;
+  /// The caller's owner, which receives the `actor_task_done`.
+  caf::actor reply_to;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, actor_task& x) {
+  return f(x.task, x.method, x.args, x.reply_to);
+}
+
+/// actor host -> caller's owner: how one call ended.
+struct actor_task_done {
+  actor_id actor;
+  task_id task;
+  std::int32_t incarnation = 0;
+  bool ok = false;
+  detail::value result;
+  detail::error_info error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, actor_task_done& x) {
+  return f(static_cast<unique_id&>(x.actor), x.task, x.incarnation, x.ok,
+           x.result, x.error);
+}
+
+} // namespace prism::protocol

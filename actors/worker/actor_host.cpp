@@ -1,0 +1,271 @@
+#include "worker/actor_host.hpp"
+
+#include <deque>
+
+#include <caf/all.hpp>
+
+#include "common/handlers.hpp"
+#include "common/log.hpp"
+#include "owner/owner.hpp"
+#include "owner/owner_client.hpp"
+#include "prism/detail/function_registry.hpp"
+#include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/owner_actor.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+// One logger for every instance; looking it up by name takes a global lock.
+const std::shared_ptr<spdlog::logger>& shared_logger() {
+  static const auto log = component_logger("actor_host");
+  return log;
+}
+
+using ran_atom = caf::atom_constant<caf::atom("ran")>;
+
+/// Calls run back to back in one executor job while one at a time is allowed.
+constexpr std::size_t max_batch = 256;
+
+/// What the host shares with the executor threads that run its methods.
+struct instance_state {
+  std::shared_ptr<void> instance;
+  std::shared_ptr<owner_client> client;
+  detail::actor_context ctx;
+  std::atomic<bool> exit_requested{false};
+  std::string failure;
+};
+
+struct host_state {
+  static inline const char* name = "actor_host";
+
+  actor_host_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+  std::shared_ptr<instance_state> inst;
+  std::deque<protocol::actor_task> queue;
+  std::int32_t running = 0;
+  bool ready = false;
+  bool ending = false;
+};
+
+using host_actor = caf::stateful_actor<host_state>;
+
+detail::error_info error_of_current_exception(const std::string& method) {
+  detail::error_info err;
+  err.function_name = method;
+  err.code = errc::task_failed;
+  try {
+    throw;
+  } catch (const task_error& e) {
+    err.exception_type = e.exception_type();
+    err.message = e.exception_message();
+    err.function_name = e.function_name();
+  } catch (const error& e) {
+    err.code = e.retryable() ? errc::task_failed : e.code();
+    err.exception_type = detail::demangled_name(typeid(e));
+    err.message = e.what();
+  } catch (const std::exception& e) {
+    err.exception_type = detail::demangled_name(typeid(e));
+    err.message = e.what();
+  } catch (...) {
+    err.exception_type = "unknown";
+    err.message = "the method threw something that is not a std::exception";
+  }
+  return err;
+}
+
+// Runs on an executor thread with the actor's runtime and context set.
+template <class F>
+void with_actor_context(instance_state& inst, F f) {
+  detail::set_thread_runtime(inst.client.get());
+  detail::set_current_actor(&inst.ctx);
+  f();
+  detail::set_current_actor(nullptr);
+  detail::set_thread_runtime(nullptr);
+}
+
+void run_calls(instance_state& inst, const actor_id& actor,
+               std::int32_t incarnation,
+               std::vector<protocol::actor_task>& calls) {
+  auto& registry = detail::function_registry::instance();
+  with_actor_context(inst, [&] {
+    for (auto& call : calls) {
+      protocol::actor_task_done done;
+      done.actor = actor;
+      done.task = call.task;
+      done.incarnation = incarnation;
+      if (inst.exit_requested.load()) {
+        done.error.code = errc::actor_died;
+        done.error.message = "the actor exited (exit_actor) before the call";
+      } else if (auto* e = registry.find(call.method);
+                 e == nullptr || !e->call_method) {
+        done.error.code = errc::function_not_found;
+        done.error.function_name = call.method;
+        done.error.message = "no actor method named '" + call.method +
+                             "' is registered in this worker";
+      } else {
+        std::vector<detail::value> args;
+        args.reserve(call.args.size());
+        for (auto& arg : call.args)
+          args.push_back(std::move(arg.inline_value));
+        try {
+          done.result = e->call_method(inst.instance.get(), args);
+          done.ok = true;
+        } catch (const detail::actor_exit_signal&) {
+          inst.exit_requested = true;
+          done.error.code = errc::actor_died;
+          done.error.message = "the actor exited (exit_actor)";
+        } catch (...) {
+          done.error = error_of_current_exception(call.method);
+        }
+      }
+      caf::anon_send(call.reply_to, std::move(done));
+    }
+  });
+}
+
+void construct(host_actor* self) {
+  auto& st = self->state;
+  auto inst = st.inst;
+  auto spec = st.cfg.spec;
+  auto me = caf::actor_cast<caf::actor>(self);
+  st.cfg.pool->submit([inst, spec = std::move(spec), me] {
+    with_actor_context(*inst, [&] {
+      auto* e = detail::function_registry::instance().find(spec.factory);
+      if (e == nullptr || !e->make) {
+        inst->failure = "no actor factory named '" + spec.factory +
+                        "' is registered in this worker";
+        return;
+      }
+      std::vector<detail::value> args;
+      for (auto& arg : spec.args)
+        args.push_back(arg.inline_value);
+      try {
+        inst->instance = e->make(args);
+      } catch (const detail::actor_exit_signal&) {
+        inst->failure = "the factory called exit_actor";
+      } catch (...) {
+        auto err = error_of_current_exception(spec.factory);
+        inst->failure = "its factory '" + spec.factory + "' threw " +
+                        err.exception_type + ": " + err.message;
+      }
+    });
+    caf::anon_send(me, ran_atom::value, std::int32_t{1});
+  });
+  st.running = 1;
+}
+
+void end_instance(host_actor* self, const std::string& cause) {
+  auto& st = self->state;
+  st.ending = true;
+  self->send(st.cfg.gcs,
+             protocol::actor_ended{st.cfg.spec.id, st.cfg.incarnation, cause});
+  for (auto& call : st.queue) {
+    protocol::actor_task_done done;
+    done.actor = st.cfg.spec.id;
+    done.task = call.task;
+    done.incarnation = st.cfg.incarnation;
+    done.error.code = errc::actor_died;
+    done.error.message = "actor " + st.cfg.spec.id.hex() + " is dead: " + cause;
+    self->send(call.reply_to, std::move(done));
+  }
+  st.queue.clear();
+  self->quit(caf::exit_reason::normal);
+}
+
+void pump(host_actor* self) {
+  auto& st = self->state;
+  if (!st.ready || st.ending)
+    return;
+  auto limit = st.cfg.spec.max_concurrency;
+  while (st.running < limit && !st.queue.empty()) {
+    std::vector<protocol::actor_task> batch;
+    auto n = limit == 1 ? std::min(max_batch, st.queue.size()) : 1;
+    batch.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      batch.push_back(std::move(st.queue.front()));
+      st.queue.pop_front();
+    }
+    ++st.running;
+    auto me = caf::actor_cast<caf::actor>(self);
+    st.cfg.pool->submit([inst = st.inst, actor = st.cfg.spec.id,
+                         inc = st.cfg.incarnation, me,
+                         batch = std::move(batch)]() mutable {
+      run_calls(*inst, actor, inc, batch);
+      caf::anon_send(me, ran_atom::value, std::int32_t{1});
+    });
+  }
+}
+
+caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.log = shared_logger();
+  install_default_handlers(self, st.log);
+  st.inst = std::make_shared<instance_state>();
+  st.inst->ctx.actor = st.cfg.spec.id;
+  st.inst->ctx.num_restarts = st.cfg.incarnation;
+  auto store = std::make_shared<internal::memory_store>();
+  auto self_id = worker_id{unique_id::random()};
+  auto& sys = self->system();
+  owner_client::config oc;
+  oc.self = self_id;
+  oc.node = st.cfg.node;
+  oc.job = st.cfg.spec.job;
+  oc.raylet = st.cfg.raylet;
+  oc.gcs = st.cfg.gcs;
+  oc.ns = st.cfg.spec.ns;
+  oc.store = store;
+  oc.make_owner = [&sys, self_id, node = st.cfg.node, raylet = st.cfg.raylet,
+                   store, dir = st.cfg.directory](auto routes) {
+    auto owner = spawn_owner(
+        sys, owner_config{self_id, node, raylet, store, dir, routes});
+    dir->add(self_id, owner);
+    return owner;
+  };
+  st.inst->client = std::make_shared<owner_client>(sys, std::move(oc));
+  self->attach_functor([inst = st.inst, dir = st.cfg.directory, self_id] {
+    dir->remove(self_id);
+    detail::error_info err;
+    err.code = errc::actor_died;
+    err.message = "the actor owning this object ended";
+    inst->client->fail_all(err);
+    // The actor's owner shares its fate: what it owns is lost with it.
+    inst->client->stop_owner();
+  });
+  construct(self);
+  return {
+      [self](protocol::actor_task& call) {
+        self->state.queue.push_back(std::move(call));
+        pump(self);
+      },
+      [self](ran_atom, std::int32_t) {
+        auto& st = self->state;
+        --st.running;
+        if (!st.ready && !st.ending) {
+          if (!st.inst->failure.empty()) {
+            end_instance(self, st.inst->failure);
+            return;
+          }
+          st.ready = true;
+          self->send(st.cfg.gcs,
+                     protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
+                                             caf::actor_cast<caf::actor>(self),
+                                             st.cfg.node});
+        }
+        if (st.inst->exit_requested.load() && !st.ending) {
+          end_instance(self, "the actor exited by calling exit_actor");
+          return;
+        }
+        pump(self);
+      },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_actor_host(caf::actor_system& sys, actor_host_config cfg) {
+  return sys.spawn(host_behavior, std::move(cfg));
+}
+
+} // namespace prism::actors

@@ -1,0 +1,109 @@
+#include "worker/executor.hpp"
+
+#include <chrono>
+
+namespace prism::actors {
+
+namespace {
+
+thread_local executor* current_pool = nullptr;
+
+/// How long queued work may wait without any job starting before the
+/// watchdog adds a thread.
+constexpr auto stall_timeout = std::chrono::milliseconds{10};
+
+} // namespace
+
+executor::executor(std::size_t min_threads, std::size_t max_threads)
+    : min_threads_(std::max(min_threads, std::size_t{1})),
+      max_threads_(std::max(max_threads, min_threads_)) {
+  std::lock_guard<std::mutex> guard{mu_};
+  for (std::size_t i = 0; i < min_threads_; ++i)
+    threads_.emplace_back([this] { run(); });
+  watchdog_ = std::thread{[this] { watch(); }};
+}
+
+executor::~executor() {
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    stopping_ = true;
+    threads.swap(threads_);
+  }
+  cv_.notify_all();
+  watch_cv_.notify_all();
+  watchdog_.join();
+  for (auto& t : threads)
+    t.join();
+}
+
+void executor::grow_if_starved() {
+  // Runnable threads are the ones neither blocked nor idle; start one more
+  // when queued work has no idle thread and fewer than `min_threads_` run.
+  auto runnable = threads_.size() - blocked_;
+  if (!stopping_ && !jobs_.empty() && idle_ == 0 && runnable < min_threads_ &&
+      threads_.size() < max_threads_)
+    threads_.emplace_back([this] { run(); });
+}
+
+void executor::submit(job j) {
+  std::unique_lock<std::mutex> guard{mu_};
+  jobs_.push_back(std::move(j));
+  grow_if_starved();
+  guard.unlock();
+  cv_.notify_one();
+}
+
+std::size_t executor::num_threads() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  return threads_.size();
+}
+
+executor::blocking_scope::blocking_scope() : pool_(current_pool) {
+  if (pool_ == nullptr)
+    return;
+  std::lock_guard<std::mutex> guard{pool_->mu_};
+  ++pool_->blocked_;
+  pool_->grow_if_starved();
+}
+
+executor::blocking_scope::~blocking_scope() {
+  if (pool_ == nullptr)
+    return;
+  std::lock_guard<std::mutex> guard{pool_->mu_};
+  --pool_->blocked_;
+}
+
+void executor::watch() {
+  std::unique_lock<std::mutex> guard{mu_};
+  auto last = started_jobs_;
+  while (!stopping_) {
+    watch_cv_.wait_for(guard, stall_timeout);
+    if (stopping_)
+      return;
+    if (!jobs_.empty() && started_jobs_ == last && idle_ == 0 &&
+        threads_.size() < max_threads_)
+      threads_.emplace_back([this] { run(); });
+    last = started_jobs_;
+  }
+}
+
+void executor::run() {
+  current_pool = this;
+  std::unique_lock<std::mutex> guard{mu_};
+  for (;;) {
+    ++idle_;
+    cv_.wait(guard, [this] { return stopping_ || !jobs_.empty(); });
+    --idle_;
+    if (jobs_.empty())
+      return; // stopping, nothing left
+    auto j = std::move(jobs_.front());
+    jobs_.pop_front();
+    ++started_jobs_;
+    guard.unlock();
+    j();
+    guard.lock();
+  }
+}
+
+} // namespace prism::actors

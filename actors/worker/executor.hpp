@@ -1,0 +1,71 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace prism::actors {
+
+/// Threads for user code of actors. Actors themselves are event-based CAF
+/// actors without a thread of their own; their methods run here, off CAF's
+/// scheduler, because a method may block (a `get` on a task's result). The
+/// pool keeps `min_threads` threads runnable: a thread that blocks in
+/// Prism's `get` or `wait` says so (`blocking_scope`), and a new thread starts
+/// if work is queued, up to `max_threads`. A watchdog adds a thread when
+/// queued work makes no progress for a while (user code blocked elsewhere).
+class executor {
+public:
+  using job = std::function<void()>;
+
+  executor(std::size_t min_threads, std::size_t max_threads);
+
+  /// Finishes the queued jobs and joins every thread.
+  ~executor();
+
+  executor(const executor&) = delete;
+  executor& operator=(const executor&) = delete;
+
+  /// Runs `j` on one of the threads.
+  void submit(job j);
+
+  /// Threads started so far.
+  std::size_t num_threads() const;
+
+  /// Marks the calling thread, if it belongs to a pool, as blocked for its
+  /// lifetime, so that the pool may start another thread meanwhile.
+  class blocking_scope {
+  public:
+    blocking_scope();
+    ~blocking_scope();
+    blocking_scope(const blocking_scope&) = delete;
+    blocking_scope& operator=(const blocking_scope&) = delete;
+
+  private:
+    executor* pool_;
+  };
+
+private:
+  void run();
+  void watch();
+  void grow_if_starved(); // REQUIRES: mu_ held
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::condition_variable watch_cv_;
+  std::deque<job> jobs_;             // guarded by mu_
+  std::vector<std::thread> threads_; // guarded by mu_
+  std::size_t idle_ = 0;             // guarded by mu_
+  std::size_t blocked_ = 0;          // guarded by mu_
+  std::uint64_t started_jobs_ = 0;   // guarded by mu_
+  bool stopping_ = false;            // guarded by mu_
+  std::size_t min_threads_;
+  std::size_t max_threads_;
+  std::thread watchdog_;
+};
+
+} // namespace prism::actors

@@ -1,0 +1,211 @@
+// Ray's actor metrics: calls to one actor from one caller (sync, async, with
+// concurrency), from one caller to many actors, from many callers to their
+// own actors (with and without an argument), actor creation, and the memory
+// that 100,000 idle actors take.
+
+#include <cstddef>
+#include <fstream>
+#include <future>
+#include <string>
+#include <vector>
+
+#include <prism/prism.hpp>
+
+#include "bench.hpp"
+
+namespace prism::bench {
+
+namespace {
+
+/// The actor of Ray's microbenchmark: a method that does nothing.
+class bench_actor {
+public:
+  static bench_actor* create() {
+    return new bench_actor;
+  }
+
+  int small_value() {
+    return 0;
+  }
+
+  int small_value_arg(int x) {
+    return x;
+  }
+};
+
+PRISM_REMOTE(bench_actor::create, &bench_actor::small_value,
+             &bench_actor::small_value_arg);
+
+/// Callers (threads) and actors of the n:n and 1:n metrics.
+constexpr std::size_t fan = 4;
+
+using handle = actor_handle<bench_actor>;
+
+// Returns once the actor runs calls.
+void await_ready(const handle& h) {
+  expect(get(h.task(&bench_actor::small_value).remote()) == 0,
+         "the actor returned a value other than 0");
+}
+
+void call_async(const handle& h, std::size_t n) {
+  std::vector<object_ref<int>> refs;
+  refs.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    refs.push_back(h.task(&bench_actor::small_value).remote());
+  for (auto& r : refs)
+    expect(get(r) == 0, "the actor returned a value other than 0");
+}
+
+// Runs `f(i)` for i in [0, fan) on threads of their own.
+template <class F>
+void on_threads(F f) {
+  std::vector<std::future<void>> running;
+  for (std::size_t i = 0; i < fan; ++i)
+    running.push_back(std::async(std::launch::async, [&f, i] { f(i); }));
+  for (auto& r : running)
+    r.get();
+}
+
+// -- metrics ------------------------------------------------------------------
+
+double calls_sync(const run_options& opts) {
+  auto h = actor(bench_actor::create).remote();
+  await_ready(h);
+  auto n = opts.iterations(20'000);
+  return ops_per_second(n, [&] {
+    for (std::size_t i = 0; i < n; ++i)
+      await_ready(h);
+  });
+}
+
+double calls_async(const run_options& opts) {
+  auto h = actor(bench_actor::create).remote();
+  await_ready(h);
+  auto n = opts.iterations(200'000);
+  return ops_per_second(n, [&] { call_async(h, n); });
+}
+
+double calls_concurrent(const run_options& opts) {
+  auto h = actor(bench_actor::create).max_concurrency(16).remote();
+  await_ready(h);
+  auto n = opts.iterations(100'000);
+  return ops_per_second(n, [&] { call_async(h, n); });
+}
+
+double one_to_n_async(const run_options& opts) {
+  std::vector<handle> actors;
+  for (std::size_t i = 0; i < fan; ++i)
+    actors.push_back(actor(bench_actor::create).remote());
+  for (auto& h : actors)
+    await_ready(h);
+  auto n = opts.iterations(200'000) / fan * fan;
+  return ops_per_second(n, [&] {
+    std::vector<object_ref<int>> refs;
+    refs.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      refs.push_back(actors[i % fan].task(&bench_actor::small_value).remote());
+    for (auto& r : refs)
+      expect(get(r) == 0, "the actor returned a value other than 0");
+  });
+}
+
+double n_to_n_async(const run_options& opts) {
+  std::vector<handle> actors;
+  for (std::size_t i = 0; i < fan; ++i)
+    actors.push_back(actor(bench_actor::create).remote());
+  for (auto& h : actors)
+    await_ready(h);
+  auto per = opts.iterations(200'000) / fan;
+  return ops_per_second(per * fan, [&] {
+    on_threads([&](std::size_t i) { call_async(actors[i], per); });
+  });
+}
+
+double n_to_n_with_arg_async(const run_options& opts) {
+  std::vector<handle> actors;
+  for (std::size_t i = 0; i < fan; ++i)
+    actors.push_back(actor(bench_actor::create).remote());
+  for (auto& h : actors)
+    await_ready(h);
+  auto per = opts.iterations(200'000) / fan;
+  return ops_per_second(per * fan, [&] {
+    on_threads([&](std::size_t i) {
+      std::vector<object_ref<int>> refs;
+      refs.reserve(per);
+      for (std::size_t k = 0; k < per; ++k)
+        refs.push_back(actors[i]
+                           .task(&bench_actor::small_value_arg)
+                           .remote(static_cast<int>(k)));
+      for (std::size_t k = 0; k < per; ++k)
+        expect(get(refs[k]) == static_cast<int>(k),
+               "the actor returned a wrong value");
+    });
+  });
+}
+
+// Actors created and ready to take calls, per second. A job of its own owns
+// them, so that ending it frees them for the next run.
+double creation(const run_options& opts) {
+  auto n = opts.iterations(20'000);
+  auto job = client::connect();
+  std::vector<handle> actors;
+  actors.reserve(n);
+  auto rate = ops_per_second(n, [&] {
+    for (std::size_t i = 0; i < n; ++i)
+      actors.push_back(job.actor(bench_actor::create).remote());
+    std::vector<object_ref<int>> refs;
+    refs.reserve(n);
+    for (auto& h : actors)
+      refs.push_back(h.task(&bench_actor::small_value).remote());
+    for (auto& r : refs)
+      expect(job.get(r) == 0, "the actor returned a value other than 0");
+  });
+  job.shutdown();
+  return rate;
+}
+
+double resident_mb() {
+  std::ifstream status{"/proc/self/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stod(line.substr(6)) / 1024.0;
+  throw std::runtime_error("cannot read VmRSS from /proc/self/status");
+}
+
+// Resident memory of the whole process with 100,000 idle actors alive.
+double rss_100k(const run_options& opts) {
+  auto n = opts.iterations(100'000);
+  auto job = client::connect();
+  std::vector<handle> actors;
+  actors.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    actors.push_back(job.actor(bench_actor::create).remote());
+  std::vector<object_ref<int>> refs;
+  refs.reserve(n);
+  for (auto& h : actors)
+    refs.push_back(h.task(&bench_actor::small_value).remote());
+  for (auto& r : refs)
+    expect(job.get(r) == 0, "the actor returned a value other than 0");
+  refs.clear();
+  auto mb = resident_mb();
+  job.shutdown();
+  return mb;
+}
+
+} // namespace
+
+std::vector<metric> actor_metrics() {
+  return {
+      {"1_1_actor_calls_sync", "per_s", true, calls_sync},
+      {"1_1_actor_calls_async", "per_s", true, calls_async},
+      {"1_1_actor_calls_concurrent", "per_s", true, calls_concurrent},
+      {"1_n_actor_calls_async", "per_s", true, one_to_n_async},
+      {"n_n_actor_calls_async", "per_s", true, n_to_n_async},
+      {"n_n_actor_calls_with_arg_async", "per_s", true, n_to_n_with_arg_async},
+      {"actor_creation", "per_s", true, creation},
+      {"actors_100k_rss_mb", "MB", true, rss_100k},
+  };
+}
+
+} // namespace prism::bench
