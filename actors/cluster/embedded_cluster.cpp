@@ -209,8 +209,11 @@ void embedded_cluster::stop() {
     caf::anon_send_exit(gcs_, caf::exit_reason::user_shutdown);
   gcs_ = nullptr;
   directory_->clear();
-  sys_.reset();
+  // The actor threads go before the actor system: a thread that spawned an
+  // actor holds CAF's logger, which the system waits for in its destructor.
+  sys_->registry().await_running_count_equal(0);
   actor_pool_.reset();
+  sys_.reset();
   sys_cfg_.reset();
 }
 
@@ -381,10 +384,14 @@ client::~client() {
   shutdown();
 }
 
-job_id client::job() const {
+detail::runtime& client::live() const {
   if (!rt_)
     throw not_initialized_error("this client's job has ended");
-  return rt_->current_job();
+  return *rt_;
+}
+
+job_id client::job() const {
+  return live().current_job();
 }
 
 void client::shutdown() {

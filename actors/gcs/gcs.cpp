@@ -62,6 +62,19 @@ struct gcs_state {
 
 using gcs_actor = caf::stateful_actor<gcs_state>;
 
+// -- nodes --------------------------------------------------------------------
+
+// Tells every live raylet which nodes exist, so that each can send work it
+// cannot run to a node that can.
+void broadcast_view(gcs_actor* self) {
+  protocol::cluster_view view;
+  for (auto& [id, n] : self->state.nodes)
+    view.nodes.push_back(n.info);
+  for (auto& [id, n] : self->state.nodes)
+    if (n.info.alive)
+      self->send(n.info.raylet, view);
+}
+
 // -- actors -------------------------------------------------------------------
 
 protocol::actor_update update_of(const actor_entry& a) {
@@ -215,6 +228,7 @@ void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
   auto& st = self->state;
   n.info.alive = false;
   st.log->warn("node {} is dead: {}", n.info.node.hex(), why);
+  broadcast_view(self);
   // Actors that were being started there will never report; the others'
   // hosts go down with the node and are handled one by one.
   for (auto& [id, a] : st.actors)
@@ -256,6 +270,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         n.info = protocol::node_info{msg.node, msg.resources, msg.raylet, true};
         n.actor_available = msg.resources;
         self->send(msg.raylet, protocol::node_added{msg.node});
+        broadcast_view(self);
         place_unplaced(self);
       },
       [self](protocol::start_job& msg) {
@@ -272,6 +287,9 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         for (auto& [id, a] : st.actors)
           if (a.spec.job == msg.job && !a.spec.detached)
             mark_dead(self, a, "its job ended");
+        for (auto& [id, n] : st.nodes)
+          if (n.info.alive)
+            self->send(n.info.raylet, msg);
         return true;
       },
       [self](const protocol::list_nodes&) {

@@ -50,6 +50,8 @@ void actor_routes::release(call& c) {
 
 void actor_routes::fail(call& c, const detail::error_info& err) {
   store_->fail(object_id{c.msg.task, 1}, err);
+  if (collecting_)
+    failed_.push_back(object_id{c.msg.task, 1});
   release(c);
 }
 
@@ -108,8 +110,11 @@ void actor_routes::fail_call(const actor_id& actor, const task_id& task,
   pump(r);
 }
 
-void actor_routes::on_update(const protocol::actor_update& u) {
+std::vector<object_id>
+actor_routes::on_update(const protocol::actor_update& u) {
   std::lock_guard<std::mutex> guard{mu_};
+  failed_.clear();
+  collecting_ = true;
   auto& r = route_of(u.actor);
   r.known = true;
   r.max_task_retries = u.max_task_retries;
@@ -150,9 +155,12 @@ void actor_routes::on_update(const protocol::actor_update& u) {
     for (auto& c : r.waiting)
       fail(c, err);
     r.waiting.clear();
-    return;
+    collecting_ = false;
+    return std::move(failed_);
   }
   pump(r);
+  collecting_ = false;
+  return std::move(failed_);
 }
 
 void actor_routes::on_done(protocol::actor_task_done& done) {

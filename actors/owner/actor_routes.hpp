@@ -46,8 +46,9 @@ public:
   void fail_call(const actor_id& actor, const task_id& task,
                  const detail::error_info& err);
 
-  /// The control store reports a new state of `actor`.
-  void on_update(const protocol::actor_update& update);
+  /// The control store reports a new state of `actor`. Returns the results
+  /// of calls this failed.
+  std::vector<object_id> on_update(const protocol::actor_update& update);
 
   /// An actor answered a call.
   void on_done(protocol::actor_task_done& done);
@@ -77,6 +78,9 @@ private:
   route& route_of(const actor_id& actor); // REQUIRES: mu_ held
   void pump(route& r);                    // REQUIRES: mu_ held
   void fail(call& c, const detail::error_info& err);
+  /// Results failed during one `on_update`, which returns them.
+  std::vector<object_id> failed_; // guarded by mu_
+  bool collecting_ = false;       // guarded by mu_
   void release(call& c);
   detail::error_info died(const actor_id& actor, const route& r) const;
 

@@ -4,6 +4,7 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -61,6 +62,8 @@ struct lease_entry {
   std::uint64_t id = 0;
   worker_id worker;
   caf::actor handle;
+  /// The raylet that granted the lease.
+  caf::actor raylet;
   std::string key;
   std::vector<task_id> in_flight;
   std::uint64_t idle_epoch = 0;
@@ -89,8 +92,15 @@ struct owner_state {
   std::unordered_map<task_id, task_entry> tasks;
   std::unordered_map<std::string, key_queue> queues;
   std::unordered_map<std::uint64_t, lease_entry> leases;
-  /// The scheduling key each lease request in flight was made for.
-  std::unordered_map<std::uint64_t, std::string> requests;
+  /// Lease requests in flight: the scheduling key each was made for, and the
+  /// raylet it waits at.
+  struct request {
+    std::string key;
+    caf::actor raylet;
+  };
+  std::unordered_map<std::uint64_t, request> requests;
+  /// Raylets this owner watches (its own, and those it leased from).
+  std::unordered_set<caf::actor_addr> watched_raylets;
   std::uint64_t next_request_id = 1;
   /// Tasks waiting for an argument object, by object.
   std::unordered_map<object_id, std::vector<task_id>> waiting_tasks;
@@ -263,6 +273,7 @@ void fail_task(owner_actor* self, const task_id& tid,
   if (!t->second.actor_call.nil()) {
     st.cfg.routes->fail_call(t->second.actor_call, tid, err);
     st.tasks.erase(t);
+    object_ready(self, object_id{tid, 1});
     return;
   }
   st.log->debug("task {} ({}) failed: {}", tid.hex(),
@@ -347,8 +358,9 @@ void return_lease(owner_actor* self, std::uint64_t lease_id) {
     auto& ls = q->second.leases;
     ls.erase(std::remove(ls.begin(), ls.end(), lease_id), ls.end());
   }
+  auto raylet = std::move(l->second.raylet);
   st.leases.erase(l);
-  self->send(st.cfg.raylet, protocol::lease_return{lease_id});
+  self->send(raylet, protocol::lease_return{lease_id});
 }
 
 // A lease without work is kept for a moment, then returned.
@@ -393,7 +405,7 @@ void dispatch(owner_actor* self, const std::string& key) {
   while (q.pending_requests < wanted) {
     ++q.pending_requests;
     auto rid = st.next_request_id++;
-    st.requests.emplace(rid, key);
+    st.requests.emplace(rid, owner_state::request{key, st.cfg.raylet});
     self->send(st.cfg.raylet, protocol::lease_request{rid, q.job, q.resources,
                                                       self_handle(self)});
   }
@@ -420,10 +432,10 @@ void lease_granted(owner_actor* self, protocol::lease_grant& g) {
   auto& st = self->state;
   auto r = st.requests.find(g.request_id);
   if (r == st.requests.end()) {
-    self->send(st.cfg.raylet, protocol::lease_return{g.lease_id});
+    self->send(g.raylet, protocol::lease_return{g.lease_id});
     return;
   }
-  auto key = std::move(r->second);
+  auto key = std::move(r->second.key);
   st.requests.erase(r);
   auto& q = st.queues[key];
   if (q.pending_requests > 0)
@@ -432,10 +444,59 @@ void lease_granted(owner_actor* self, protocol::lease_grant& g) {
   l.id = g.lease_id;
   l.worker = g.worker;
   l.handle = std::move(g.worker_handle);
+  l.raylet = std::move(g.raylet);
   l.key = key;
   q.leases.push_back(g.lease_id);
   dispatch(self, key);
   maybe_idle(self, l);
+}
+
+void worker_lost(owner_actor* self, const protocol::worker_lost& msg);
+
+void watch_raylet(owner_actor* self, const caf::actor& raylet) {
+  if (self->state.watched_raylets.insert(raylet.address()).second)
+    self->monitor(raylet);
+}
+
+// The raylet could not run a request; its node named another one that can.
+void lease_spilled(owner_actor* self, protocol::lease_spillback& msg) {
+  auto& st = self->state;
+  auto r = st.requests.find(msg.request_id);
+  if (r == st.requests.end())
+    return;
+  auto& q = st.queues[r->second.key];
+  r->second.raylet = msg.raylet;
+  watch_raylet(self, msg.raylet);
+  self->send(msg.raylet,
+             protocol::lease_request{msg.request_id, q.job, q.resources,
+                                     self_handle(self)});
+}
+
+// A raylet is gone with its node: its leases and their tasks are lost, and
+// requests waiting there go to this owner's own raylet again.
+void raylet_gone(owner_actor* self, const caf::actor_addr& raylet) {
+  auto& st = self->state;
+  st.watched_raylets.erase(raylet);
+  std::vector<std::pair<std::uint64_t, worker_id>> lost;
+  for (auto& [id, l] : st.leases)
+    if (l.raylet.address() == raylet)
+      lost.emplace_back(id, l.worker);
+  for (auto& [id, worker] : lost)
+    worker_lost(self, protocol::worker_lost{id, worker, "its node died"});
+  std::vector<std::string> keys;
+  for (auto i = st.requests.begin(); i != st.requests.end();) {
+    if (i->second.raylet.address() == raylet) {
+      keys.push_back(i->second.key);
+      auto& q = st.queues[i->second.key];
+      if (q.pending_requests > 0)
+        --q.pending_requests;
+      i = st.requests.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  for (auto& key : keys)
+    dispatch(self, key);
 }
 
 void task_finished(owner_actor* self, protocol::task_done& d) {
@@ -503,17 +564,15 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->state.log = shared_logger();
   install_default_handlers(self, self->state.log);
   self->monitor(self->state.cfg.raylet);
+  self->state.watched_raylets.insert(self->state.cfg.raylet.address());
   self->set_down_handler([self](caf::down_msg& msg) {
-    if (msg.source == self->state.cfg.raylet) {
-      // The node's raylet is gone: every lease and every task on it is lost.
-      auto leases = self->state.leases;
-      for (auto& [id, l] : leases)
-        worker_lost(self, protocol::worker_lost{id, l.worker, "node died"});
-    }
+    if (self->state.watched_raylets.count(msg.source) > 0)
+      raylet_gone(self, msg.source);
   });
   return {
       [self](protocol::submit_task& msg) { submit(self, std::move(msg.spec)); },
       [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
+      [self](protocol::lease_spillback& msg) { lease_spilled(self, msg); },
       [self](protocol::task_done& msg) { task_finished(self, msg); },
       [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
       [self](lease_idle_atom, std::uint64_t lease_id, std::uint64_t epoch) {
@@ -538,10 +597,15 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
       [self](const protocol::actor_update& msg) {
-        self->state.cfg.routes->on_update(msg);
+        // Calls that failed with the actor may be awaited by borrowers and
+        // by tasks that take their results as arguments.
+        for (auto& id : self->state.cfg.routes->on_update(msg))
+          object_ready(self, id);
       },
       [self](protocol::actor_task_done& msg) {
+        auto id = object_id{msg.task, 1};
         self->state.cfg.routes->on_done(msg);
+        object_ready(self, id);
       },
       [self](protocol::resolve_actor_call& msg) {
         auto& st = self->state;

@@ -36,12 +36,27 @@ struct lease_grant {
   worker_id worker;
   caf::actor worker_handle;
   node_id node;
+  /// The raylet that granted the lease, which gets it back.
+  caf::actor raylet;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_grant& x) {
   return f(x.request_id, x.lease_id, static_cast<unique_id&>(x.worker),
-           x.worker_handle, static_cast<unique_id&>(x.node));
+           x.worker_handle, static_cast<unique_id&>(x.node), x.raylet);
+}
+
+/// raylet -> owner: this node cannot run the request; ask `raylet`, whose
+/// node can.
+struct lease_spillback {
+  std::uint64_t request_id = 0;
+  caf::actor raylet;
+  node_id node;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_spillback& x) {
+  return f(x.request_id, x.raylet, static_cast<unique_id&>(x.node));
 }
 
 /// owner -> raylet: the owner is done with a lease; its worker goes back to

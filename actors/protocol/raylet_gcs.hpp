@@ -48,6 +48,17 @@ typename Inspector::result_type inspect(Inspector& f, node_info& x) {
   return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.alive);
 }
 
+/// gcs -> raylets: the nodes of the cluster now, sent whenever one joins or
+/// dies, so that a raylet can send work it cannot run to a node that can.
+struct cluster_view {
+  std::vector<node_info> nodes;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_view& x) {
+  return f(x.nodes);
+}
+
 /// driver -> gcs: start a job. Answered with a `job_started`.
 struct start_job {
   worker_id driver;

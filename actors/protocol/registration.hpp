@@ -27,7 +27,7 @@ using message_types = caf::detail::type_list<
     list_nodes, resolve_actor_call, create_actor, subscribe_actor, actor_update,
     lookup_actor, actor_found, kill_actor, locate_actor, actor_location,
     host_actor, actor_started, actor_ended, actor_task, actor_task_done,
-    detail::error_info>;
+    detail::error_info, lease_spillback, cluster_view>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

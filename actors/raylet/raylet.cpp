@@ -48,6 +48,9 @@ struct raylet_state {
                      std::pair<caf::actor, internal::resource_set>>
       hosts;
   std::uint64_t next_lease_id = 1;
+  /// The cluster's nodes, as the control store last reported them.
+  std::vector<protocol::node_info> view;
+  std::size_t next_spill = 0;
 };
 
 using raylet_actor = caf::stateful_actor<raylet_state>;
@@ -84,18 +87,41 @@ worker_pool::worker* take_worker(raylet_actor* self, job_id job,
   return st.pool.pop(job, lease_id);
 }
 
+// A live node other than this one whose resources could ever fit `request`,
+// picked round robin among the candidates.
+const protocol::node_info* spill_target(raylet_actor* self,
+                                        const internal::resource_set& request) {
+  auto& st = self->state;
+  std::vector<const protocol::node_info*> candidates;
+  for (auto& n : st.view)
+    if (n.alive && n.node != st.cfg.node && n.resources.contains(request))
+      candidates.push_back(&n);
+  if (candidates.empty())
+    return nullptr;
+  return candidates[st.next_spill++ % candidates.size()];
+}
+
 void schedule(raylet_actor* self) {
   auto& st = self->state;
   for (auto i = st.queue.begin(); i != st.queue.end();) {
     auto& req = *i;
-    if (!st.available.contains(req.resources)) {
-      if (!st.cfg.resources.contains(req.resources)) {
-        auto shape = req.resources.to_string();
-        if (st.reported_infeasible.insert(shape).second)
-          st.log->warn("a task needs {{{}}} but this node has {{{}}}; it "
-                       "stays pending until a node that fits joins",
-                       shape, st.cfg.resources.to_string());
+    if (!st.cfg.resources.contains(req.resources)) {
+      // This node can never run it: send it to one that can, if any.
+      if (auto other = spill_target(self, req.resources)) {
+        self->send(req.owner, protocol::lease_spillback{
+                                  req.request_id, other->raylet, other->node});
+        i = st.queue.erase(i);
+        continue;
       }
+      auto shape = req.resources.to_string();
+      if (st.reported_infeasible.insert(shape).second)
+        st.log->warn("a task needs {{{}}} but no node has it (this one has "
+                     "{{{}}}); it stays pending until a node that fits joins",
+                     shape, st.cfg.resources.to_string());
+      ++i;
+      continue;
+    }
+    if (!st.available.contains(req.resources)) {
       ++i;
       continue;
     }
@@ -116,8 +142,9 @@ void schedule(raylet_actor* self) {
     st.lease_of_worker[w->id] = lease_id;
     if (st.watched_owners.insert(req.owner.address()).second)
       self->monitor(req.owner);
-    self->send(req.owner, protocol::lease_grant{req.request_id, lease_id, w->id,
-                                                w->handle, st.cfg.node});
+    self->send(req.owner, protocol::lease_grant{
+                              req.request_id, lease_id, w->id, w->handle,
+                              st.cfg.node, caf::actor_cast<caf::actor>(self)});
     st.leases.emplace(lease_id, std::move(l));
     i = st.queue.erase(i);
   }
@@ -255,6 +282,19 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         self->monitor(host);
         st.available.subtract(resources);
         st.hosts.emplace(host.address(), std::make_pair(host, resources));
+      },
+      [self](const protocol::finish_job& msg) {
+        // The job's idle workers go; workers still leased (to a detached
+        // actor of the job) return to the pool and go with the next end.
+        for (auto& h : self->state.pool.remove_idle_of(msg.job)) {
+          self->demonitor(h);
+          self->send_exit(h, caf::exit_reason::user_shutdown);
+        }
+      },
+      [self](protocol::cluster_view& msg) {
+        self->state.view = std::move(msg.nodes);
+        self->state.reported_infeasible.clear();
+        schedule(self);
       },
       [self](const protocol::node_added& msg) {
         self->state.log->debug("node {} registered", msg.node.hex());

@@ -58,6 +58,18 @@ worker_pool::worker* worker_pool::idle_of_other_job(job_id job) {
   return nullptr;
 }
 
+std::vector<caf::actor> worker_pool::remove_idle_of(job_id job) {
+  std::vector<caf::actor> result;
+  std::vector<worker_id> ids;
+  for (auto& id : idle_)
+    if (workers_.at(id).job == job)
+      ids.push_back(id);
+  for (auto& id : ids)
+    if (auto w = remove(id))
+      result.push_back(std::move(w->handle));
+  return result;
+}
+
 worker_pool::worker* worker_pool::find(const worker_id& id) {
   auto i = workers_.find(id);
   return i != workers_.end() ? &i->second : nullptr;

@@ -42,6 +42,9 @@ public:
   /// new one can start; nullptr if none.
   worker* idle_of_other_job(job_id job);
 
+  /// Removes the idle workers bound to `job` and returns their handles.
+  std::vector<caf::actor> remove_idle_of(job_id job);
+
   worker* find(const worker_id& id);
 
   /// Finds the worker behind an actor address (for down messages).

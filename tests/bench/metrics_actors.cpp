@@ -158,7 +158,7 @@ double creation(const run_options& opts) {
     for (auto& h : actors)
       refs.push_back(h.task(&bench_actor::small_value).remote());
     for (auto& r : refs)
-      expect(job.get(r) == 0, "the actor returned a value other than 0");
+      expect(get(r) == 0, "the actor returned a value other than 0");
   });
   job.shutdown();
   return rate;
@@ -186,7 +186,7 @@ double rss_100k(const run_options& opts) {
   for (auto& h : actors)
     refs.push_back(h.task(&bench_actor::small_value).remote());
   for (auto& r : refs)
-    expect(job.get(r) == 0, "the actor returned a value other than 0");
+    expect(get(r) == 0, "the actor returned a value other than 0");
   refs.clear();
   auto mb = resident_mb();
   job.shutdown();

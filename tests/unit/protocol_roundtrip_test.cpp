@@ -253,10 +253,26 @@ BOOST_AUTO_TEST_CASE(actor_call_messages_roundtrip) {
   caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
+BOOST_AUTO_TEST_CASE(spillback_and_cluster_view_roundtrip) {
+  auto a = some_actor(sys);
+  auto n = node_id{unique_id::random()};
+  auto spill = roundtrip(sys, protocol::lease_spillback{8, a, n});
+  BOOST_TEST(spill.request_id == 8u);
+  BOOST_TEST((spill.raylet == a));
+  BOOST_TEST((spill.node == n));
+  protocol::cluster_view view;
+  view.nodes.push_back(
+      protocol::node_info{n, internal::resource_set{{{"CPU", 2}}}, a, true});
+  auto view2 = roundtrip(sys, view);
+  BOOST_TEST(view2.nodes.size() == 1u);
+  BOOST_TEST((view2.nodes[0].node == n));
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 37u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 39u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or

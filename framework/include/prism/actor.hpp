@@ -117,14 +117,7 @@ public:
     static_assert(
         std::is_same_v<typename detail::method_traits<M>::class_type, T>,
         "the method belongs to another class than this actor's");
-    return actor_method_caller<M>{id_, method, rt_};
-  }
-
-  /// Binds the handle to a client's runtime (see `prism::client`).
-  actor_handle with_runtime(detail::runtime* rt) const {
-    auto copy = *this;
-    copy.rt_ = rt;
-    return copy;
+    return actor_method_caller<M>{id_, method, nullptr};
   }
 
   friend bool operator==(const actor_handle& x, const actor_handle& y) {
@@ -139,7 +132,6 @@ public:
 
 private:
   actor_id id_;
-  detail::runtime* rt_ = nullptr;
 };
 
 /// Creates actors with a factory registered with `PRISM_REMOTE`. Made by
@@ -221,7 +213,7 @@ public:
     auto& rt = rt_ != nullptr ? *rt_ : detail::current_runtime();
     auto id = rt.create_actor(fn, detail::type_tag<actor_type>(),
                               std::move(args), opts_);
-    return actor_handle<actor_type>{id}.with_runtime(rt_);
+    return actor_handle<actor_type>{id};
   }
 
 private:

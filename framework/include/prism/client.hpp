@@ -34,20 +34,20 @@ public:
   /// Starts a task of this job.
   template <class R, class... Args>
   task_caller<R (*)(Args...)> task(R (*f)(Args...)) const {
-    return task_caller<R (*)(Args...)>{f, rt_.get()};
+    return task_caller<R (*)(Args...)>{f, &live()};
   }
 
   /// Starts creating an actor owned by this job.
   template <class R, class... Args>
   actor_creator<R (*)(Args...)> actor(R (*factory)(Args...)) const {
-    return actor_creator<R (*)(Args...)>{factory, rt_.get()};
+    return actor_creator<R (*)(Args...)>{factory, &live()};
   }
 
   /// Stores a value owned by this job.
   template <class T>
   object_ref<std::decay_t<T>> put(const T& x) const {
     using D = std::decay_t<T>;
-    return object_ref<D>{rt_->put(detail::encode<D>(x))};
+    return object_ref<D>{live().put(detail::encode<D>(x))};
   }
 
   /// Returns the value of `ref` (see `prism::get`).
@@ -55,7 +55,7 @@ public:
   T get(const object_ref<T>& ref,
         std::chrono::milliseconds timeout = detail::wait_forever) const {
     detail::require_valid(ref.token());
-    auto v = rt_->get(ref.id(), ref.owner(), timeout);
+    auto v = live().get(ref.id(), ref.owner(), timeout);
     if constexpr (!std::is_void_v<T>)
       return detail::decode<T>(v, "object");
   }
@@ -63,26 +63,26 @@ public:
   /// Finds a named actor in this job's namespace.
   template <class T>
   std::optional<actor_handle<T>> get_actor(const std::string& name) const {
-    auto id = rt_->find_actor(name, nullptr, detail::type_tag<T>());
+    auto id = live().find_actor(name, nullptr, detail::type_tag<T>());
     if (!id)
       return std::nullopt;
-    return actor_handle<T>{*id}.with_runtime(rt_.get());
+    return actor_handle<T>{*id};
   }
 
   /// Finds a named actor in namespace `ns`.
   template <class T>
   std::optional<actor_handle<T>> get_actor(const std::string& name,
                                            const std::string& ns) const {
-    auto id = rt_->find_actor(name, &ns, detail::type_tag<T>());
+    auto id = live().find_actor(name, &ns, detail::type_tag<T>());
     if (!id)
       return std::nullopt;
-    return actor_handle<T>{*id}.with_runtime(rt_.get());
+    return actor_handle<T>{*id};
   }
 
   /// Kills an actor (see `prism::kill`).
   template <class T>
   void kill(const actor_handle<T>& handle, bool no_restart = true) const {
-    rt_->kill_actor(handle.id(), no_restart);
+    live().kill_actor(handle.id(), no_restart);
   }
 
   /// Ends the job now: its non-detached actors die, its workers stop, and
@@ -91,6 +91,9 @@ public:
   void shutdown();
 
 private:
+  /// The job's runtime. Throws `not_initialized_error` once the job ended.
+  detail::runtime& live() const;
+
   explicit client(std::shared_ptr<detail::runtime> rt) : rt_(std::move(rt)) {}
 
   std::shared_ptr<detail::runtime> rt_;
