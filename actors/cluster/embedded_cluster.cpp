@@ -18,6 +18,7 @@
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
 #include "protocol/registration.hpp"
+#include "protocol/supervisor.hpp"
 #include "raylet/raylet.hpp"
 
 namespace prism::actors {
@@ -66,6 +67,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
     n = node_resources(cfg, std::move(n));
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
   protocol::add_message_types(*sys_cfg_);
+  protocol::add_supervisor_message_types(*sys_cfg_);
   auto threads = cfg.scheduler_threads != 0
                      ? cfg.scheduler_threads
                      : std::max(2u, std::thread::hardware_concurrency());
@@ -319,11 +321,19 @@ namespace {
 std::mutex cluster_mu;
 std::unique_ptr<embedded_cluster> cluster; // guarded by cluster_mu
 
+} // namespace
+
 embedded_cluster& running_cluster() {
   if (!cluster)
     throw not_initialized_error("prism is not initialized: call prism::init()");
   return *cluster;
 }
+
+std::mutex& cluster_mutex() {
+  return cluster_mu;
+}
+
+namespace {
 
 void start_cluster(const config& cfg, std::vector<resource_map> nodes) {
   std::lock_guard<std::mutex> guard{cluster_mu};

@@ -66,6 +66,14 @@ public:
   /// Live workers on all nodes.
   std::size_t num_workers();
 
+  caf::actor_system& system() {
+    return *sys_;
+  }
+
+  const caf::actor& gcs() const {
+    return gcs_;
+  }
+
 private:
   struct node_entry {
     node_id id;
@@ -87,5 +95,12 @@ private:
   std::vector<std::weak_ptr<owner_client>> drivers_; // guarded by mu_
   std::shared_ptr<owner_client> driver_;
 };
+
+/// The running cluster, or throws `not_initialized_error`.
+/// REQUIRES: `cluster_mutex()` held.
+embedded_cluster& running_cluster();
+
+/// Guards the process's one running cluster.
+std::mutex& cluster_mutex();
 
 } // namespace prism::actors

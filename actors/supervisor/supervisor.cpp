@@ -207,7 +207,8 @@ void start(supervisor_actor* self, const std::string& id) {
     failure = "it has no definition";
   } else {
     try {
-      handle = def->start(self->system());
+      handle = def->start_named ? def->start_named(self->system(), id)
+                                : def->start(self->system());
     } catch (const std::exception& e) {
       failure = std::string{"its start function threw: "} + e.what();
     } catch (...) {
@@ -400,7 +401,7 @@ caf::actor spawn_supervisor(caf::actor_system& sys, supervisor_flags flags,
   std::vector<internal::child_spec> specs;
   specs.reserve(children.size());
   for (auto& def : children) {
-    if (!def.start)
+    if (!def.start && !def.start_named)
       throw invalid_argument_error("child '" + def.id +
                                    "' of a supervisor has no start function");
     specs.push_back(internal::child_spec{def.id, def.restart, def.shutdown});

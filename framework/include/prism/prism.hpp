@@ -9,4 +9,6 @@
 #include "prism/error.hpp"
 #include "prism/ids.hpp"
 #include "prism/object_ref.hpp"
+#include "prism/supervision.hpp"
+#include "prism/supervisor.hpp"
 #include "prism/task.hpp"

@@ -1,0 +1,152 @@
+// `prism::supervisor`: supervision trees whose children are Prism actors,
+// on the supervisor engine (supervisor.hpp) and its child stand-ins
+// (actor_child.hpp).
+
+#include "prism/supervisor.hpp"
+
+#include "prism/api.hpp"
+
+#include <caf/all.hpp>
+
+#include "cluster/embedded_cluster.hpp"
+#include "protocol/supervisor.hpp"
+#include "supervisor/actor_child.hpp"
+#include "supervisor/supervisor.hpp"
+
+namespace prism {
+
+namespace {
+
+constexpr auto control_timeout = std::chrono::seconds{10};
+
+struct tree_env {
+  caf::actor gcs;
+  job_id job;
+  std::string ns;
+};
+
+actors::child_definition definition_of(const child_spec& c,
+                                       const tree_env& env) {
+  actors::child_definition def;
+  def.id = c.id;
+  def.restart = c.restart_policy;
+  def.shutdown = c.shutdown_policy;
+  if (c.is_supervisor) {
+    std::vector<actors::child_definition> children;
+    for (auto& n : c.nested)
+      children.push_back(definition_of(n, env));
+    def.start = [flags = c.nested_flags,
+                 children = std::move(children)](caf::actor_system& sys) {
+      return actors::spawn_supervisor(sys, flags, children);
+    };
+    return def;
+  }
+  internal::actor_spec tmpl;
+  tmpl.job = env.job;
+  tmpl.factory = c.factory;
+  tmpl.class_tag = c.class_tag;
+  tmpl.args = c.args;
+  tmpl.ns = env.ns;
+  tmpl.resources = internal::resource_set{c.needs};
+  // The supervisor restarts the child, not the control store.
+  tmpl.max_restarts = 0;
+  def.start_named = [tmpl, gcs = env.gcs](caf::actor_system& sys,
+                                          const std::string& id) {
+    auto spec = tmpl;
+    spec.id = actor_id{unique_id::random()};
+    spec.owner = worker_id{unique_id::random()};
+    spec.name = id;
+    return actors::spawn_actor_child(sys, std::move(spec), gcs);
+  };
+  return def;
+}
+
+} // namespace
+
+struct supervisor::impl {
+  caf::actor_system* sys = nullptr;
+  caf::actor root;
+};
+
+supervisor supervisor::start(supervisor_flags flags,
+                             std::vector<child_spec> children,
+                             const std::string& ns) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mutex()};
+  auto& cluster = actors::running_cluster();
+  tree_env env{cluster.gcs(), cluster.driver()->current_job(),
+               ns.empty() ? cluster.driver()->ns() : ns};
+  std::vector<actors::child_definition> defs;
+  for (auto& c : children)
+    defs.push_back(definition_of(c, env));
+  auto p = std::make_shared<impl>();
+  p->sys = &cluster.system();
+  p->root = actors::spawn_supervisor(cluster.system(), flags, std::move(defs));
+  return supervisor{std::move(p)};
+}
+
+supervisor::~supervisor() {
+  if (impl_ && prism::is_initialized())
+    stop();
+}
+
+std::vector<child_info> supervisor::which_children() const {
+  std::vector<child_info> result;
+  if (!impl_ || !impl_->root)
+    return result;
+  caf::scoped_actor self{*impl_->sys};
+  self->request(impl_->root, control_timeout, protocol::which_children{})
+      .receive([&](std::vector<child_info>& xs) { result = std::move(xs); },
+               [](caf::error&) {});
+  return result;
+}
+
+bool supervisor::alive() const {
+  if (!impl_ || !impl_->root)
+    return false;
+  caf::scoped_actor self{*impl_->sys};
+  bool ok = false;
+  self->request(impl_->root, control_timeout, protocol::which_children{})
+      .receive([&](std::vector<child_info>&) { ok = true; },
+               [](caf::error&) {});
+  return ok;
+}
+
+namespace {
+
+template <class Request, class OnDone>
+void command(const supervisor::impl* p, Request req, const char* what,
+             OnDone on_done) {
+  if (p == nullptr || !p->root)
+    throw invalid_argument_error(std::string{what} + ": the tree is stopped");
+  caf::scoped_actor self{*p->sys};
+  std::string failure;
+  self->request(p->root, control_timeout, std::move(req))
+      .receive(on_done,
+               [&](caf::error& err) { failure = p->sys->render(err); });
+  if (!failure.empty())
+    throw invalid_argument_error(std::string{what} + ": " + failure);
+}
+
+} // namespace
+
+void supervisor::start_child(const std::string& id) {
+  command(impl_.get(), protocol::start_child{id}, "start_child",
+          [](caf::actor&) {});
+}
+
+void supervisor::terminate_child(const std::string& id) {
+  command(impl_.get(), protocol::terminate_child{id}, "terminate_child", [] {});
+}
+
+void supervisor::stop() {
+  if (!impl_ || !impl_->root)
+    return;
+  caf::scoped_actor self{*impl_->sys};
+  self->monitor(impl_->root);
+  self->send_exit(impl_->root, caf::exit_reason::user_shutdown);
+  self->receive([](const caf::down_msg&) {},
+                caf::after(std::chrono::seconds{60}) >> [] {});
+  impl_->root = nullptr;
+}
+
+} // namespace prism
