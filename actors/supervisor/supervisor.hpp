@@ -21,14 +21,14 @@ struct child_definition {
   /// thread, so it must not block. An invalid handle or an exception is a
   /// failed start.
   std::function<caf::actor(caf::actor_system&)> start;
-  /// Like `start`, but told the id of the child it starts: under
-  /// simple_one_for_one each instance gets its own id. Used when set.
-  std::function<caf::actor(caf::actor_system&, const std::string& id)>
-      start_named;
 
   restart_type restart = restart_type::permanent;
 
   shutdown_spec shutdown;
+  /// Like `start`, but told the id of the child it starts: under
+  /// simple_one_for_one each instance gets its own id. Used when set.
+  std::function<caf::actor(caf::actor_system&, const std::string& id)>
+      start_named;
 };
 
 /// Spawns a supervisor that starts `children` in order and keeps them running
