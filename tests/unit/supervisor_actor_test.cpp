@@ -182,11 +182,15 @@ struct supervisor_fixture {
   template <class T, class Request>
   caf::expected<T> ask(const caf::actor& to, Request req) {
     auto result = std::make_shared<std::optional<caf::expected<T>>>();
-    sys.spawn([to, req, result](caf::event_based_actor* client) {
-      client->request(to, caf::infinite, req)
-          .then([result](T& x) { *result = std::move(x); },
-                [result](caf::error& err) { *result = std::move(err); });
-    });
+    // With an argument: CAF 0.17.6 dereferences a null argument tuple when a
+    // function-based actor is spawned without one.
+    sys.spawn(
+        [to, req, result](caf::event_based_actor* client, int) {
+          client->request(to, caf::infinite, req)
+              .then([result](T& x) { *result = std::move(x); },
+                    [result](caf::error& err) { *result = std::move(err); });
+        },
+        0);
     drain();
     BOOST_REQUIRE_MESSAGE(result->has_value(), "no reply");
     return std::move(**result);
@@ -196,11 +200,13 @@ struct supervisor_fixture {
   template <class Request>
   caf::error ask_done(const caf::actor& to, Request req) {
     auto result = std::make_shared<std::optional<caf::error>>();
-    sys.spawn([to, req, result](caf::event_based_actor* client) {
-      client->request(to, caf::infinite, req)
-          .then([result]() { *result = caf::error{}; },
-                [result](caf::error& err) { *result = std::move(err); });
-    });
+    sys.spawn(
+        [to, req, result](caf::event_based_actor* client, int) {
+          client->request(to, caf::infinite, req)
+              .then([result]() { *result = caf::error{}; },
+                    [result](caf::error& err) { *result = std::move(err); });
+        },
+        0);
     drain();
     BOOST_REQUIRE_MESSAGE(result->has_value(), "no reply");
     return std::move(**result);
