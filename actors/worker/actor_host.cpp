@@ -6,6 +6,7 @@
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
+#include "common/user_errors.hpp"
 #include "owner/owner.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
@@ -49,30 +50,6 @@ struct host_state {
 };
 
 using host_actor = caf::stateful_actor<host_state>;
-
-detail::error_info error_of_current_exception(const std::string& method) {
-  detail::error_info err;
-  err.function_name = method;
-  err.code = errc::task_failed;
-  try {
-    throw;
-  } catch (const task_error& e) {
-    err.exception_type = e.exception_type();
-    err.message = e.exception_message();
-    err.function_name = e.function_name();
-  } catch (const error& e) {
-    err.code = e.retryable() ? errc::task_failed : e.code();
-    err.exception_type = detail::demangled_name(typeid(e));
-    err.message = e.what();
-  } catch (const std::exception& e) {
-    err.exception_type = detail::demangled_name(typeid(e));
-    err.message = e.what();
-  } catch (...) {
-    err.exception_type = "unknown";
-    err.message = "the method threw something that is not a std::exception";
-  }
-  return err;
-}
 
 // Runs on an executor thread with the actor's runtime and context set.
 template <class F>

@@ -6,6 +6,7 @@
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
+#include "common/user_errors.hpp"
 #include "owner/owner.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
@@ -31,36 +32,6 @@ struct worker_state {
 };
 
 using worker_actor = caf::stateful_actor<worker_state>;
-
-detail::error_info error_from_exception(const std::string& function) {
-  detail::error_info err;
-  err.function_name = function;
-  try {
-    throw;
-  } catch (const task_error& e) {
-    // A failed child task the function did not handle: the cause travels on.
-    err.code = errc::task_failed;
-    err.exception_type = e.exception_type();
-    err.message = e.exception_message();
-    err.function_name = e.function_name();
-  } catch (const error& e) {
-    // Prism's errors keep their kind, except that a retryable one raised by
-    // the function's own calls (a nested get that timed out) is the
-    // function's failure, not this run's.
-    err.code = e.retryable() ? errc::task_failed : e.code();
-    err.exception_type = detail::demangled_name(typeid(e));
-    err.message = e.what();
-  } catch (const std::exception& e) {
-    err.code = errc::task_failed;
-    err.exception_type = detail::demangled_name(typeid(e));
-    err.message = e.what();
-  } catch (...) {
-    err.code = errc::task_failed;
-    err.exception_type = "unknown";
-    err.message = "the task threw something that is not a std::exception";
-  }
-  return err;
-}
 
 void run_task(worker_actor* self, protocol::push_task& msg) {
   auto& st = self->state;
@@ -88,7 +59,7 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
       done.result = entry->call(args);
       done.ok = true;
     } catch (...) {
-      done.error = error_from_exception(spec.function);
+      done.error = error_of_current_exception(spec.function);
     }
     detail::set_thread_runtime(nullptr);
     st.client->end_task();
