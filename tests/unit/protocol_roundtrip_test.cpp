@@ -118,10 +118,11 @@ BOOST_AUTO_TEST_CASE(lease_messages_roundtrip) {
 
   auto w = worker_id{unique_id::random()};
   auto n = node_id{unique_id::random()};
-  auto grant = roundtrip(sys, protocol::lease_grant{5, 6, w, a, n});
+  auto grant = roundtrip(sys, protocol::lease_grant{5, 6, w, a, n, a});
   BOOST_TEST((grant.worker == w));
   BOOST_TEST((grant.node == n));
   BOOST_TEST((grant.worker_handle == a));
+  BOOST_TEST((grant.raylet == a));
   BOOST_TEST(roundtrip(sys, protocol::lease_return{6}).lease_id == 6u);
   auto lost = roundtrip(sys, protocol::worker_lost{6, w, "killed"});
   BOOST_TEST(lost.reason == "killed");

@@ -92,7 +92,7 @@ child_definition probe_child(std::shared_ptr<journal> j, std::string id,
     j->spawned.push_back(handle);
     return handle;
   };
-  return child_definition{id, start, opts.restart, opts.shutdown};
+  return child_definition{id, start, opts.restart, opts.shutdown, {}};
 }
 
 // A child that is a supervisor itself.
@@ -105,7 +105,7 @@ child_definition supervisor_child(std::shared_ptr<journal> j, std::string id,
     j->spawned.push_back(handle);
     return handle;
   };
-  return child_definition{id, start, restart_type::permanent, {}};
+  return child_definition{id, start, restart_type::permanent, {}, {}};
 }
 
 supervisor_flags flags(restart_strategy strategy, int intensity = 10,
@@ -435,6 +435,7 @@ BOOST_AUTO_TEST_CASE(failed_start_at_start_up_makes_the_supervisor_exit) {
   child_definition broken{"broken",
                           [](caf::actor_system&) { return caf::actor{}; },
                           restart_type::permanent,
+                          {},
                           {}};
   auto sup = spawn_supervisor(sys, flags(restart_strategy::one_for_one),
                               {probe_child(j, "a"), broken});
@@ -530,7 +531,7 @@ BOOST_AUTO_TEST_CASE(invalid_flags_are_rejected_at_spawn) {
   f.period = milliseconds{0};
   BOOST_CHECK_THROW(spawn_supervisor(sys, f, {probe_child(j, "a")}),
                     invalid_argument_error);
-  child_definition no_start{"a", {}, restart_type::permanent, {}};
+  child_definition no_start{"a", {}, restart_type::permanent, {}, {}};
   BOOST_CHECK_THROW(spawn_supervisor(sys, supervisor_flags{}, {no_start}),
                     invalid_argument_error);
 }
