@@ -346,11 +346,13 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](const protocol::lookup_actor& msg) {
         auto& st = self->state;
         protocol::actor_found result;
-        if (auto n = st.named.find({msg.ns, msg.name}); n != st.named.end()) {
-          auto& a = st.actors.at(n->second);
+        auto n = st.named.find({msg.ns, msg.name});
+        if (n == st.named.end())
+          return result;
+        if (auto a = st.actors.find(n->second); a != st.actors.end()) {
           result.found = true;
-          result.actor = a.spec.id;
-          result.class_tag = a.spec.class_tag;
+          result.actor = a->second.spec.id;
+          result.class_tag = a->second.spec.class_tag;
         }
         return result;
       },

@@ -399,6 +399,8 @@ void dispatch(owner_actor* self, const std::string& key) {
       break;
     auto tid = q.ready.front();
     q.ready.pop_front();
+    if (st.tasks.count(tid) == 0)
+      continue; // ended while it waited
     push(self, tid, *best);
   }
   auto wanted = std::min(q.ready.size(), max_pending_lease_requests);
@@ -514,7 +516,9 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
   auto l = st.leases.find(d.lease_id);
   if (l != st.leases.end()) {
     auto& in_flight = l->second.in_flight;
-    in_flight.erase(std::find(in_flight.begin(), in_flight.end(), d.task));
+    if (auto i = std::find(in_flight.begin(), in_flight.end(), d.task);
+        i != in_flight.end())
+      in_flight.erase(i);
   }
   auto& q = st.queues[key];
   auto run = static_cast<double>(d.run_ns);

@@ -169,8 +169,9 @@ void worker_gone(raylet_actor* self, worker_id id, const std::string& reason) {
   st.log->info("worker {} gone: {}", id.hex(), reason);
   if (auto l = st.lease_of_worker.find(id); l != st.lease_of_worker.end()) {
     auto lease_id = l->second;
-    auto& owner = st.leases.at(lease_id).owner;
-    self->send(owner, protocol::worker_lost{lease_id, id, reason});
+    if (auto i = st.leases.find(lease_id); i != st.leases.end())
+      self->send(i->second.owner, protocol::worker_lost{lease_id, id, reason});
+    st.lease_of_worker.erase(l);
     end_lease(self, lease_id);
   }
   schedule(self);
@@ -194,7 +195,10 @@ void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
 lease* lease_of(raylet_actor* self, const worker_id& id) {
   auto& st = self->state;
   auto l = st.lease_of_worker.find(id);
-  return l != st.lease_of_worker.end() ? &st.leases.at(l->second) : nullptr;
+  if (l == st.lease_of_worker.end())
+    return nullptr;
+  auto i = st.leases.find(l->second);
+  return i != st.leases.end() ? &i->second : nullptr;
 }
 
 caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
