@@ -156,17 +156,12 @@ void fail_task(owner_actor* self, const task_id& tid,
                const detail::error_info& err);
 void enqueue(owner_actor* self, const task_id& tid);
 
-// An object this owner waited for is ready: the tasks that need it take its
-// value, and the borrowers that asked for it get it.
-void object_ready(owner_actor* self, const object_id& id) {
+// Gives an object's value (or error, if `err` is set) to the tasks waiting
+// for it as an argument; a task whose last argument arrives is queued.
+void hand_to_waiting_tasks(owner_actor* self, const object_id& id,
+                           const detail::value& val,
+                           const detail::error_info* err) {
   auto& st = self->state;
-  auto found = st.cfg.store->lookup(id);
-  if (auto i = st.waiting_borrowers.find(id); i != st.waiting_borrowers.end()) {
-    auto borrowers = std::move(i->second);
-    st.waiting_borrowers.erase(i);
-    for (auto& b : borrowers)
-      reply_object(self, b, id, found);
-  }
   auto i = st.waiting_tasks.find(id);
   if (i == st.waiting_tasks.end())
     return;
@@ -176,20 +171,34 @@ void object_ready(owner_actor* self, const object_id& id) {
     auto t = st.tasks.find(tid);
     if (t == st.tasks.end())
       continue;
-    if (found.err) {
-      fail_task(self, tid, *found.err);
+    if (err != nullptr) {
+      fail_task(self, tid, *err);
       continue;
     }
     for (auto& arg : t->second.spec.args) {
       if (arg.by_ref && arg.ref == id) {
         arg.by_ref = false;
-        arg.inline_value = found.val;
+        arg.inline_value = val;
         --t->second.missing_args;
       }
     }
     if (t->second.missing_args == 0)
       enqueue(self, tid);
   }
+}
+
+// An object this owner waited for is ready: the borrowers that asked for it
+// get it, and the tasks that need it take its value.
+void object_ready(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  auto found = st.cfg.store->lookup(id);
+  if (auto i = st.waiting_borrowers.find(id); i != st.waiting_borrowers.end()) {
+    auto borrowers = std::move(i->second);
+    st.waiting_borrowers.erase(i);
+    for (auto& b : borrowers)
+      reply_object(self, b, id, found);
+  }
+  hand_to_waiting_tasks(self, id, found.val, found.err.get());
 }
 
 // A borrowed object arrived from its owner. Tasks waiting for it take it from
@@ -201,29 +210,8 @@ void object_arrived(owner_actor* self, protocol::object_reply& reply) {
     st.cfg.store->complete(reply.id, reply.result);
   else
     st.cfg.store->fail(reply.id, reply.error);
-  auto i = st.waiting_tasks.find(reply.id);
-  if (i == st.waiting_tasks.end())
-    return;
-  auto waiting = std::move(i->second);
-  st.waiting_tasks.erase(i);
-  for (auto& tid : waiting) {
-    auto t = st.tasks.find(tid);
-    if (t == st.tasks.end())
-      continue;
-    if (!reply.ok) {
-      fail_task(self, tid, reply.error);
-      continue;
-    }
-    for (auto& arg : t->second.spec.args) {
-      if (arg.by_ref && arg.ref == reply.id) {
-        arg.by_ref = false;
-        arg.inline_value = reply.result;
-        --t->second.missing_args;
-      }
-    }
-    if (t->second.missing_args == 0)
-      enqueue(self, tid);
-  }
+  hand_to_waiting_tasks(self, reply.id, reply.result,
+                        reply.ok ? nullptr : &reply.error);
 }
 
 void request_object(owner_actor* self, const object_id& id,

@@ -88,12 +88,7 @@ void get(const std::vector<object_ref<void>>& refs,
          std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (const auto& ref : refs) {
-    auto left = timeout;
-    if (timeout.count() >= 0)
-      left = std::max(std::chrono::milliseconds{0},
-                      std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()));
-    get(ref, left);
+    get(ref, detail::time_left(timeout, deadline));
   }
 }
 

@@ -66,6 +66,32 @@ void on_threads(F f) {
     r.get();
 }
 
+// Creates `n` actors and returns once each takes calls.
+std::vector<handle> ready_actors(std::size_t n) {
+  std::vector<handle> actors;
+  for (std::size_t i = 0; i < n; ++i)
+    actors.push_back(actor(bench_actor::create).remote());
+  for (auto& h : actors)
+    await_ready(h);
+  return actors;
+}
+
+// Creates `n` actors owned by `job`, then calls each once and waits for all
+// the answers: creation and first call, pipelined.
+std::vector<handle> create_owned_by(const client& job, std::size_t n) {
+  std::vector<handle> actors;
+  actors.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    actors.push_back(job.actor(bench_actor::create).remote());
+  std::vector<object_ref<int>> refs;
+  refs.reserve(n);
+  for (auto& h : actors)
+    refs.push_back(h.task(&bench_actor::small_value).remote());
+  for (auto& r : refs)
+    expect(get(r) == 0, "the actor returned a value other than 0");
+  return actors;
+}
+
 // -- metrics ------------------------------------------------------------------
 
 double calls_sync(const run_options& opts) {
@@ -93,11 +119,7 @@ double calls_concurrent(const run_options& opts) {
 }
 
 double one_to_n_async(const run_options& opts) {
-  std::vector<handle> actors;
-  for (std::size_t i = 0; i < fan; ++i)
-    actors.push_back(actor(bench_actor::create).remote());
-  for (auto& h : actors)
-    await_ready(h);
+  auto actors = ready_actors(fan);
   auto n = opts.iterations(200'000) / fan * fan;
   return ops_per_second(n, [&] {
     std::vector<object_ref<int>> refs;
@@ -110,11 +132,7 @@ double one_to_n_async(const run_options& opts) {
 }
 
 double n_to_n_async(const run_options& opts) {
-  std::vector<handle> actors;
-  for (std::size_t i = 0; i < fan; ++i)
-    actors.push_back(actor(bench_actor::create).remote());
-  for (auto& h : actors)
-    await_ready(h);
+  auto actors = ready_actors(fan);
   auto per = opts.iterations(200'000) / fan;
   return ops_per_second(per * fan, [&] {
     on_threads([&](std::size_t i) { call_async(actors[i], per); });
@@ -122,11 +140,7 @@ double n_to_n_async(const run_options& opts) {
 }
 
 double n_to_n_with_arg_async(const run_options& opts) {
-  std::vector<handle> actors;
-  for (std::size_t i = 0; i < fan; ++i)
-    actors.push_back(actor(bench_actor::create).remote());
-  for (auto& h : actors)
-    await_ready(h);
+  auto actors = ready_actors(fan);
   auto per = opts.iterations(200'000) / fan;
   return ops_per_second(per * fan, [&] {
     on_threads([&](std::size_t i) {
@@ -148,18 +162,7 @@ double n_to_n_with_arg_async(const run_options& opts) {
 double creation(const run_options& opts) {
   auto n = opts.iterations(20'000);
   auto job = client::connect();
-  std::vector<handle> actors;
-  actors.reserve(n);
-  auto rate = ops_per_second(n, [&] {
-    for (std::size_t i = 0; i < n; ++i)
-      actors.push_back(job.actor(bench_actor::create).remote());
-    std::vector<object_ref<int>> refs;
-    refs.reserve(n);
-    for (auto& h : actors)
-      refs.push_back(h.task(&bench_actor::small_value).remote());
-    for (auto& r : refs)
-      expect(get(r) == 0, "the actor returned a value other than 0");
-  });
+  auto rate = ops_per_second(n, [&] { create_owned_by(job, n); });
   job.shutdown();
   return rate;
 }
@@ -177,17 +180,7 @@ double resident_mb() {
 double rss_100k(const run_options& opts) {
   auto n = opts.iterations(100'000);
   auto job = client::connect();
-  std::vector<handle> actors;
-  actors.reserve(n);
-  for (std::size_t i = 0; i < n; ++i)
-    actors.push_back(job.actor(bench_actor::create).remote());
-  std::vector<object_ref<int>> refs;
-  refs.reserve(n);
-  for (auto& h : actors)
-    refs.push_back(h.task(&bench_actor::small_value).remote());
-  for (auto& r : refs)
-    expect(get(r) == 0, "the actor returned a value other than 0");
-  refs.clear();
+  auto actors = create_owned_by(job, n);
   auto mb = resident_mb();
   job.shutdown();
   return mb;

@@ -66,12 +66,7 @@ std::vector<T> get(const std::vector<object_ref<T>>& refs,
   std::vector<T> result;
   result.reserve(refs.size());
   for (const auto& ref : refs) {
-    auto left = timeout;
-    if (timeout.count() >= 0)
-      left = std::max(std::chrono::milliseconds{0},
-                      std::chrono::duration_cast<std::chrono::milliseconds>(
-                          deadline - std::chrono::steady_clock::now()));
-    result.push_back(get(ref, left));
+    result.push_back(get(ref, detail::time_left(timeout, deadline)));
   }
   return result;
 }

@@ -173,34 +173,30 @@ function_registry::entry make_entry(R (*f)(Args...), const std::string& name) {
   return e;
 }
 
-template <class T, class R, class... Args>
-function_registry::entry make_entry(R (T::*m)(Args...),
-                                    const std::string& name) {
+/// The entry of a member function `m` of `T`, const or not.
+template <class T, class R, class... Args, class M>
+function_registry::entry make_method_entry(M m, const std::string& name) {
   function_registry::entry e;
   e.name = name;
   e.what = function_registry::kind::method;
   e.class_tag = type_tag<T>();
   e.call_method = [m, name](void* obj, const std::vector<value>& args) {
-    return invoke_method<T, R, decltype(m), Args...>(
-        m, static_cast<T*>(obj), name, args,
-        std::index_sequence_for<Args...>{});
+    return invoke_method<T, R, M, Args...>(m, static_cast<T*>(obj), name, args,
+                                           std::index_sequence_for<Args...>{});
   };
   return e;
 }
 
 template <class T, class R, class... Args>
+function_registry::entry make_entry(R (T::*m)(Args...),
+                                    const std::string& name) {
+  return make_method_entry<T, R, Args...>(m, name);
+}
+
+template <class T, class R, class... Args>
 function_registry::entry make_entry(R (T::*m)(Args...) const,
                                     const std::string& name) {
-  function_registry::entry e;
-  e.name = name;
-  e.what = function_registry::kind::method;
-  e.class_tag = type_tag<T>();
-  e.call_method = [m, name](void* obj, const std::vector<value>& args) {
-    return invoke_method<T, R, decltype(m), Args...>(
-        m, static_cast<T*>(obj), name, args,
-        std::index_sequence_for<Args...>{});
-  };
-  return e;
+  return make_method_entry<T, R, Args...>(m, name);
 }
 
 /// Strips a leading '&' and blanks from a registered name, so that

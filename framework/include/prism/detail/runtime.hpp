@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -90,6 +91,17 @@ struct actor_exit_signal {};
 /// A deadline for a wait; negative milliseconds wait forever.
 using wait_duration = std::chrono::milliseconds;
 inline constexpr wait_duration wait_forever{-1};
+
+/// What is left of `timeout`, started so as to end at `deadline`: never
+/// negative, and `wait_forever` stays `wait_forever`.
+inline wait_duration time_left(wait_duration timeout,
+                               std::chrono::steady_clock::time_point deadline) {
+  if (timeout.count() < 0)
+    return timeout;
+  auto left = std::chrono::duration_cast<wait_duration>(
+      deadline - std::chrono::steady_clock::now());
+  return std::max(wait_duration{0}, left);
+}
 
 class runtime;
 
