@@ -66,6 +66,17 @@ void write_batch::kv_del(const std::string& ns, const std::string& key) {
   rep_->ops.push_back({table::kv, true, layout::scoped_key(ns, key), {}});
 }
 
+void write_batch::append(write_batch&& other) {
+  if (!other.rep_ || other.rep_.get() == rep_.get())
+    return;
+  if (!rep_)
+    rep_ = std::make_unique<rep>();
+  auto& ops = other.rep_->ops;
+  rep_->ops.insert(rep_->ops.end(), std::make_move_iterator(ops.begin()),
+                   std::make_move_iterator(ops.end()));
+  ops.clear();
+}
+
 std::size_t write_batch::size() const noexcept {
   return rep_ ? rep_->ops.size() : 0;
 }

@@ -63,6 +63,10 @@ public:
   /// Removes `key` from namespace `ns`. It is not an error if it is absent.
   void kv_del(const std::string& ns, const std::string& key);
 
+  /// Moves every operation of `other` to the end of this batch, so that
+  /// several changes commit in one write; `other` is left empty.
+  void append(write_batch&& other);
+
   // -- properties -------------------------------------------------------------
 
   /// The number of operations added so far.

@@ -1,6 +1,10 @@
 #include "cluster/embedded_cluster.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -8,6 +12,8 @@
 
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
+#include "gcs/gcs_client.hpp"
+#include "gcs/gcs_storage.hpp"
 #include "owner/owner.hpp"
 #include "prism/api.hpp"
 #include "prism/client.hpp"
@@ -55,6 +61,18 @@ std::string anonymous_namespace() {
   return "anonymous-" + unique_id::random().hex();
 }
 
+/// Opens the control store's tables, or throws a Prism error that names the
+/// path and why it cannot be used.
+std::shared_ptr<gcs_storage> open_gcs_storage(const std::string& path,
+                                              bool sync) {
+  try {
+    return gcs_storage::open(path, sync);
+  } catch (const persistence::store_error& e) {
+    throw invalid_argument_error("the control store's tables at '" + path +
+                                 "' cannot be used: " + e.what());
+  }
+}
+
 } // namespace
 
 embedded_cluster::embedded_cluster(const config& cfg,
@@ -81,15 +99,68 @@ embedded_cluster::embedded_cluster(const config& cfg,
   directory_ = std::make_shared<owner_directory>();
   actor_pool_ = std::make_shared<executor>(
       std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);
-  gcs_ = spawn_gcs(*sys_);
-  for (auto& n : nodes)
-    add_node(n);
+  set_gcs_wait(std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
   try {
+    open_storage();
+    gcs_ = spawn_gcs_endpoint(
+        *sys_, std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
+    spawn_gcs_instance(gcs_start::fresh_cluster);
+    for (auto& n : nodes)
+      add_node(n);
     driver_ = make_driver(cfg.ns.empty() ? anonymous_namespace() : cfg.ns);
   } catch (...) {
     stop();
     throw;
   }
+}
+
+void embedded_cluster::open_storage() {
+  storage_path_ = cfg_.storage_path;
+  if (storage_path_.empty()) {
+    auto pattern =
+        (std::filesystem::temp_directory_path() / "prism-gcs-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw error(errc::internal,
+                  "cannot create a temporary directory for the control "
+                  "store's tables: " +
+                      std::string{std::strerror(errno)});
+    storage_path_ = pattern;
+    temporary_storage_ = true;
+  }
+  storage_ = open_gcs_storage(storage_path_, cfg_.storage_sync);
+}
+
+void embedded_cluster::spawn_gcs_instance(gcs_start start) {
+  gcs_config gc;
+  gc.storage = storage_;
+  gc.start = start;
+  gc.recovery_grace = std::chrono::milliseconds{cfg_.gcs_recovery_grace_ms};
+  gcs_instance_ = spawn_gcs(*sys_, gc);
+  caf::anon_send(gcs_, protocol::gcs_attach{gcs_instance_});
+}
+
+bool embedded_cluster::stop_gcs() {
+  if (!gcs_instance_)
+    return false;
+  caf::scoped_actor self{*sys_};
+  self->monitor(gcs_instance_);
+  self->send_exit(gcs_instance_, caf::exit_reason::kill);
+  self->receive([](const caf::down_msg&) {},
+                caf::after(control_timeout) >> [] {});
+  gcs_instance_ = nullptr;
+  // Changes queued and not yet committed were never acknowledged: a crash
+  // loses them.
+  storage_->crash();
+  storage_.reset();
+  return true;
+}
+
+bool embedded_cluster::start_gcs() {
+  if (gcs_instance_)
+    return false;
+  storage_ = open_gcs_storage(storage_path_, cfg_.storage_sync);
+  spawn_gcs_instance(gcs_start::restart);
+  return true;
 }
 
 embedded_cluster::~embedded_cluster() {
@@ -122,20 +193,15 @@ embedded_cluster::make_driver(const std::string& ns) {
     head_id = nodes_.front().id;
   }
   auto self_id = worker_id{unique_id::random()};
-  caf::scoped_actor self{*sys_};
-  std::optional<job_id> job;
-  std::string failure;
-  self->request(gcs_, control_timeout, protocol::start_job{self_id, ns})
-      .receive([&](const protocol::job_started& msg) { job = msg.job; },
-               [&](caf::error& err) { failure = sys_->render(err); });
-  if (!job)
-    throw error(errc::internal,
-                "the control store did not start a job: " + failure);
+  auto job = ask_gcs<protocol::job_started>(*sys_, gcs_,
+                                            protocol::start_job{self_id, ns},
+                                            "starting a job")
+                 .job;
   auto store = std::make_shared<internal::memory_store>();
   owner_client::config oc;
   oc.self = self_id;
   oc.node = head_id;
-  oc.job = *job;
+  oc.job = job;
   oc.raylet = head;
   oc.gcs = gcs_;
   oc.ns = ns;
@@ -163,11 +229,13 @@ void embedded_cluster::end_job(owner_client& driver) {
   detail::error_info err;
   err.code = errc::not_initialized;
   err.message = "the job ended";
-  {
-    caf::scoped_actor self{*sys_};
-    self->request(gcs_, control_timeout,
-                  protocol::finish_job{driver.current_job()})
-        .receive([](bool) {}, [](caf::error&) {});
+  try {
+    ask_gcs<bool>(*sys_, gcs_, protocol::finish_job{driver.current_job()},
+                  "ending a job");
+  } catch (const error& e) {
+    component_logger("cluster")->warn(
+        "job {} ended without the control store: {}",
+        driver.current_job().value, e.what());
   }
   driver.fail_all(err);
   directory_->remove(driver.self());
@@ -189,9 +257,13 @@ void embedded_cluster::stop() {
   }
   for (auto& d : drivers) {
     d->fail_all(err);
-    if (gcs_) {
+    if (gcs_instance_) {
+      // Acknowledged, hence durable: the next cluster on this storage knows
+      // the job ended and its non-detached actors with it.
       caf::scoped_actor self{*sys_};
-      self->send(gcs_, protocol::finish_job{d->current_job()});
+      self->request(gcs_, control_timeout,
+                    protocol::finish_job{d->current_job()})
+          .receive([](bool) {}, [](caf::error&) {});
     }
   }
   drivers.clear();
@@ -201,15 +273,30 @@ void embedded_cluster::stop() {
   directory_->for_each([](const caf::actor& owner) {
     caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
   });
+  // The control store goes before the nodes: what it has stored stays as
+  // it is, so detached actors come back when a cluster starts again on the
+  // same storage.
+  if (gcs_instance_) {
+    caf::scoped_actor self{*sys_};
+    self->monitor(gcs_instance_);
+    self->send_exit(gcs_instance_, caf::exit_reason::user_shutdown);
+    self->receive([](const caf::down_msg&) {},
+                  caf::after(control_timeout) >> [] {});
+    gcs_instance_ = nullptr;
+  }
+  if (storage_) {
+    storage_->close();
+    storage_.reset();
+  }
+  if (gcs_)
+    caf::anon_send_exit(gcs_, caf::exit_reason::user_shutdown);
+  gcs_ = nullptr;
   {
     std::lock_guard<std::mutex> guard{mu_};
     for (auto& n : nodes_)
       caf::anon_send_exit(n.raylet, caf::exit_reason::user_shutdown);
     nodes_.clear();
   }
-  if (gcs_)
-    caf::anon_send_exit(gcs_, caf::exit_reason::user_shutdown);
-  gcs_ = nullptr;
   directory_->clear();
   // The actor threads go before the actor system: a thread that spawned an
   // actor holds CAF's logger, which the system waits for in its destructor.
@@ -217,6 +304,11 @@ void embedded_cluster::stop() {
   actor_pool_.reset();
   sys_.reset();
   sys_cfg_.reset();
+  if (temporary_storage_) {
+    std::error_code ec;
+    std::filesystem::remove_all(storage_path_, ec);
+    temporary_storage_ = false;
+  }
 }
 
 bool embedded_cluster::kill_node(const node_id& id) {
@@ -425,6 +517,11 @@ std::size_t num_workers() {
   return actors::running_cluster().num_workers();
 }
 
+std::string storage_path() {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().storage_path();
+}
+
 local_cluster::local_cluster(std::vector<resource_map> nodes, config base) {
   if (nodes.empty())
     throw invalid_argument_error("a local_cluster needs at least one node");
@@ -458,6 +555,23 @@ bool local_cluster::kill_node(const node_id& id) {
 bool local_cluster::kill_worker(const worker_id& id) {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::running_cluster().kill_worker(id);
+}
+
+void local_cluster::stop_gcs() {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  actors::running_cluster().stop_gcs();
+}
+
+void local_cluster::start_gcs() {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  actors::running_cluster().start_gcs();
+}
+
+void local_cluster::restart_gcs() {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  auto& c = actors::running_cluster();
+  c.stop_gcs();
+  c.start_gcs();
 }
 
 bool local_cluster::kill_actor(const actor_id& id) {

@@ -9,12 +9,15 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "gcs/gcs.hpp"
 #include "owner/owner_client.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "worker/executor.hpp"
 
 namespace prism::actors {
+
+class gcs_storage;
 
 /// A whole cluster inside one process: the control store, one or more nodes
 /// (raylets with their workers and actors), and the drivers of its jobs.
@@ -66,10 +69,25 @@ public:
   /// Live workers on all nodes.
   std::size_t num_workers();
 
+  /// Kills the control store as a crash would: what it had not made
+  /// durable is lost; messages to it wait at its endpoint. Returns once it
+  /// is gone. False if it was not running.
+  bool stop_gcs();
+
+  /// Starts a control store on the cluster's storage, which recovers its
+  /// tables and takes over from the endpoint. False if one is running.
+  bool start_gcs();
+
   caf::actor_system& system() {
     return *sys_;
   }
 
+  const std::string& storage_path() const {
+    return storage_path_;
+  }
+
+  /// The control store's endpoint: the address that stays the same across
+  /// restarts of the control store.
   const caf::actor& gcs() const {
     return gcs_;
   }
@@ -82,6 +100,8 @@ private:
   };
 
   void stop();
+  void open_storage();
+  void spawn_gcs_instance(gcs_start start);
   std::shared_ptr<owner_client> make_driver(const std::string& ns);
 
   config cfg_;
@@ -89,7 +109,13 @@ private:
   std::unique_ptr<caf::actor_system> sys_;
   std::shared_ptr<owner_directory> directory_;
   std::shared_ptr<executor> actor_pool_;
+  /// The endpoint everyone talks to, and the control store behind it now.
   caf::actor gcs_;
+  caf::actor gcs_instance_;
+  std::shared_ptr<gcs_storage> storage_;
+  std::string storage_path_;
+  /// Whether the storage is a temporary directory that `stop` removes.
+  bool temporary_storage_ = false;
   mutable std::mutex mu_;
   std::vector<node_entry> nodes_;                    // guarded by mu_
   std::vector<std::weak_ptr<owner_client>> drivers_; // guarded by mu_

@@ -1,5 +1,7 @@
 #include "gcs/gcs.hpp"
 
+#include <chrono>
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -8,7 +10,11 @@
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
+#include "gcs/gcs_storage.hpp"
+#include "prism/detail/value.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/gcs_restart.hpp"
+#include "protocol/kv.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
 
@@ -18,10 +24,14 @@ namespace {
 
 using internal::actor_state;
 
+using committed_atom = caf::atom_constant<caf::atom("committed")>;
+using grace_atom = caf::atom_constant<caf::atom("grace_end")>;
+
 struct job_entry {
   worker_id driver;
   std::string ns;
   bool running = true;
+  std::int64_t start_ms = 0;
 };
 
 struct node_entry {
@@ -29,6 +39,8 @@ struct node_entry {
   /// What actors may still reserve on the node.
   internal::resource_set actor_available;
   std::size_t num_actors = 0;
+  /// Alive before the control store restarted, and not registered since.
+  bool awaited = false;
 };
 
 struct actor_entry {
@@ -41,6 +53,18 @@ struct actor_entry {
   std::int32_t incarnation = 0;
   std::string death_cause;
   std::vector<caf::actor> subscribers;
+  /// The spec as stored: encoded once, written with every change.
+  std::string spec_bytes;
+  /// Recovered from storage and not yet found alive or lost: no update is
+  /// published for it meanwhile, so that its callers carry on undisturbed.
+  bool recovering = false;
+};
+
+/// A reply held until the writes before it are durable.
+struct held_reply {
+  std::uint64_t after = 0;
+  caf::response_promise promise;
+  caf::message reply;
 };
 
 struct gcs_state {
@@ -58,9 +82,166 @@ struct gcs_state {
   std::unordered_map<caf::actor_addr, std::vector<actor_id>> by_owner;
   /// Actors no node can host now, placed when one can.
   std::vector<actor_id> unplaced;
+
+  // -- storage ----------------------------------------------------------------
+  std::shared_ptr<gcs_storage> storage;
+  /// Every change numbered up to this one is durable.
+  std::uint64_t committed = 0;
+  std::deque<held_reply> held;
+  /// The user key-value table, by namespace and key.
+  std::map<std::pair<std::string, std::string>, std::string> kv;
+
+  // -- recovery after a restart
+  // ------------------------------------------------
+  bool recovering = false;
+  std::size_t awaited_nodes = 0;
+  /// Non-detached actors whose owner has not reported back yet.
+  std::unordered_set<actor_id> unclaimed;
+
+  gcs_state() = default;
+  gcs_state(const gcs_state&) = delete;
+  gcs_state& operator=(const gcs_state&) = delete;
+
+  ~gcs_state() {
+    // Dying (a crash, or the cluster stopping) before these changes were
+    // durable: their requesters ask again, of the next control store.
+    for (auto& h : held)
+      h.promise.deliver(caf::make_error(caf::sec::request_receiver_down));
+  }
 };
 
 using gcs_actor = caf::stateful_actor<gcs_state>;
+
+// -- storage ------------------------------------------------------------------
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+persistence::actor_state to_record(actor_state s) {
+  switch (s) {
+  case actor_state::pending:
+    return persistence::actor_state::pending;
+  case actor_state::alive:
+    return persistence::actor_state::alive;
+  case actor_state::restarting:
+    return persistence::actor_state::restarting;
+  case actor_state::dead:
+    return persistence::actor_state::dead;
+  }
+  return persistence::actor_state::dead;
+}
+
+actor_state from_record(persistence::actor_state s) {
+  switch (s) {
+  case persistence::actor_state::pending:
+    return actor_state::pending;
+  case persistence::actor_state::alive:
+    return actor_state::alive;
+  case persistence::actor_state::restarting:
+    return actor_state::restarting;
+  case persistence::actor_state::dead:
+    return actor_state::dead;
+  }
+  return actor_state::dead;
+}
+
+std::string encode_spec(const internal::actor_spec& spec) {
+  auto v = detail::encode(spec);
+  return v.bytes ? std::string{v.bytes->begin(), v.bytes->end()}
+                 : std::string{};
+}
+
+/// Decodes a stored creation spec; nullopt if the bytes are not one.
+std::optional<internal::actor_spec> decode_spec(const std::string& bytes) {
+  detail::value v{
+      detail::type_tag<internal::actor_spec>(),
+      std::make_shared<detail::byte_buffer>(bytes.begin(), bytes.end())};
+  try {
+    return detail::decode<internal::actor_spec>(v, "creation spec");
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+persistence::actor_record record_of(const actor_entry& a) {
+  persistence::actor_record r;
+  r.actor = a.spec.id;
+  r.job = a.spec.job;
+  r.name = a.spec.name;
+  r.ns = a.spec.ns;
+  r.detached = a.spec.detached;
+  r.max_restarts = a.spec.max_restarts;
+  r.num_restarts = a.incarnation;
+  r.state = to_record(a.state);
+  r.death_cause = a.death_cause;
+  r.node = a.node;
+  r.owner = a.spec.owner;
+  r.creation_spec = a.spec_bytes;
+  return r;
+}
+
+void commit(gcs_actor* self, persistence::write_batch b) {
+  if (self->state.storage && !b.empty())
+    self->state.storage->submit(std::move(b));
+}
+
+void save_actor(gcs_actor* self, const actor_entry& a) {
+  if (!self->state.storage)
+    return;
+  persistence::write_batch b;
+  b.put_actor(record_of(a));
+  commit(self, std::move(b));
+}
+
+void save_node(gcs_actor* self, const node_entry& n) {
+  if (!self->state.storage)
+    return;
+  persistence::write_batch b;
+  b.put_node(persistence::node_record{n.info.node, n.info.resources.to_map(),
+                                      n.info.alive});
+  commit(self, std::move(b));
+}
+
+void save_job(gcs_actor* self, job_id id, const job_entry& j) {
+  if (!self->state.storage)
+    return;
+  persistence::write_batch b;
+  b.put_job(
+      persistence::job_record{id, j.driver, j.ns, !j.running, j.start_ms});
+  commit(self, std::move(b));
+}
+
+/// Answers the current request with `reply` once every change made so far
+/// is durable; the handler returns the promise.
+caf::response_promise reply_when_durable(gcs_actor* self, caf::message reply) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise();
+  auto after = st.storage ? st.storage->last_submitted() : 0;
+  if (after <= st.committed)
+    rp.deliver(std::move(reply));
+  else
+    st.held.push_back(held_reply{after, rp, std::move(reply)});
+  return rp;
+}
+
+void on_committed(gcs_actor* self, std::uint64_t up_to,
+                  const std::string& failure) {
+  auto& st = self->state;
+  st.committed = std::max(st.committed, up_to);
+  while (!st.held.empty() && st.held.front().after <= up_to) {
+    auto& h = st.held.front();
+    if (failure.empty())
+      h.promise.deliver(std::move(h.reply));
+    else
+      h.promise.deliver(caf::make_error(
+          caf::sec::runtime_error,
+          "the control store could not write the change durably: " + failure));
+    st.held.pop_front();
+  }
+}
 
 // -- nodes --------------------------------------------------------------------
 
@@ -99,6 +280,15 @@ void release_node(gcs_actor* self, actor_entry& a) {
   }
 }
 
+/// Counts `a` against the resources of its node.
+void occupy_node(gcs_actor* self, actor_entry& a) {
+  a.placed = true;
+  if (auto n = self->state.nodes.find(a.node); n != self->state.nodes.end()) {
+    n->second.actor_available.subtract(a.spec.resources);
+    ++n->second.num_actors;
+  }
+}
+
 void place(gcs_actor* self, actor_entry& a) {
   auto& st = self->state;
   node_entry* best = nullptr;
@@ -115,10 +305,8 @@ void place(gcs_actor* self, actor_entry& a) {
     st.unplaced.push_back(a.spec.id);
     return;
   }
-  best->actor_available.subtract(a.spec.resources);
-  ++best->num_actors;
   a.node = best->info.node;
-  a.placed = true;
+  occupy_node(self, a);
   self->send(best->info.raylet, protocol::host_actor{a.spec, a.incarnation});
 }
 
@@ -140,6 +328,8 @@ void mark_dead(gcs_actor* self, actor_entry& a, const std::string& cause) {
   st.log->info("actor {} is dead: {}", a.spec.id.hex(), cause);
   a.state = actor_state::dead;
   a.death_cause = cause;
+  a.recovering = false;
+  st.unclaimed.erase(a.spec.id);
   if (a.host) {
     st.by_host.erase(a.host.address());
     self->demonitor(a.host);
@@ -147,12 +337,17 @@ void mark_dead(gcs_actor* self, actor_entry& a, const std::string& cause) {
     a.host = nullptr;
   }
   release_node(self, a);
+  persistence::write_batch b;
+  b.put_actor(record_of(a));
   if (!a.spec.name.empty()) {
     auto key = std::make_pair(a.spec.ns, a.spec.name);
     if (auto n = st.named.find(key);
-        n != st.named.end() && n->second == a.spec.id)
+        n != st.named.end() && n->second == a.spec.id) {
       st.named.erase(n);
+      b.del_named_actor(a.spec.ns, a.spec.name);
+    }
   }
+  commit(self, std::move(b));
   publish(self, a);
 }
 
@@ -160,6 +355,7 @@ void mark_dead(gcs_actor* self, actor_entry& a, const std::string& cause) {
 void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
   if (a.state == actor_state::dead)
     return;
+  a.recovering = false;
   if (a.host) {
     self->state.by_host.erase(a.host.address());
     a.host = nullptr;
@@ -178,14 +374,64 @@ void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
   a.state = actor_state::restarting;
   self->state.log->info("restarting actor {} (restart {}): {}", a.spec.id.hex(),
                         a.incarnation, why);
+  save_actor(self, a);
   publish(self, a);
   place(self, a);
 }
 
-caf::message create(gcs_actor* self, protocol::create_actor& msg) {
+/// Takes `host` as the live instance of `a` (reported after a restart of
+/// the control store); false if it is stale.
+bool adopt(gcs_actor* self, actor_entry& a, const caf::actor& host,
+           std::int32_t incarnation, const node_id& node) {
+  auto& st = self->state;
+  if (a.state == actor_state::dead || incarnation < a.incarnation)
+    return false;
+  if (a.host == host)
+    return true;
+  if (a.host) {
+    st.by_host.erase(a.host.address());
+    self->demonitor(a.host);
+  }
+  release_node(self, a);
+  a.recovering = false;
+  a.incarnation = incarnation;
+  a.host = host;
+  a.node = node;
+  occupy_node(self, a);
+  st.by_host[host.address()] = a.spec.id;
+  self->monitor(host);
+  save_actor(self, a);
+  if (a.state == actor_state::alive)
+    publish(self, a);
+  return true;
+}
+
+/// A recovered actor was not found alive: start it again. Only an instance
+/// that had been running uses up a restart.
+void settle(gcs_actor* self, actor_entry& a, const std::string& why) {
+  if (!a.recovering)
+    return;
+  a.recovering = false;
+  if (a.state == actor_state::alive) {
+    instance_lost(self, a, why);
+    return;
+  }
+  save_actor(self, a);
+  publish(self, a);
+  place(self, a);
+}
+
+caf::message create(gcs_actor* self, protocol::create_actor& msg,
+                    bool& duplicate) {
   auto& st = self->state;
   auto& spec = msg.spec;
   detail::error_info result;
+  if (st.actors.count(spec.id) > 0) {
+    // The same request again (the control store restarted before it
+    // answered): it is done already.
+    duplicate = true;
+    return caf::make_message(result);
+  }
   if (!spec.name.empty()) {
     auto key = std::make_pair(spec.ns, spec.name);
     if (st.named.count(key) > 0) {
@@ -199,12 +445,21 @@ caf::message create(gcs_actor* self, protocol::create_actor& msg) {
   auto id = spec.id;
   auto& a = st.actors[id];
   a.spec = std::move(spec);
+  if (st.storage)
+    a.spec_bytes = encode_spec(a.spec);
   a.subscribers.push_back(msg.owner);
   if (!a.spec.detached) {
     auto& owned = st.by_owner[msg.owner.address()];
     if (owned.empty())
       self->monitor(msg.owner);
     owned.push_back(id);
+  }
+  if (st.storage) {
+    persistence::write_batch b;
+    b.put_actor(record_of(a));
+    if (!a.spec.name.empty())
+      b.put_named_actor(a.spec.ns, a.spec.name, id);
+    commit(self, std::move(b));
   }
   place(self, a);
   return caf::make_message(result);
@@ -228,6 +483,7 @@ void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
   auto& st = self->state;
   n.info.alive = false;
   st.log->warn("node {} is dead: {}", n.info.node.hex(), why);
+  save_node(self, n);
   broadcast_view(self);
   // Actors that were being started there will never report; the others'
   // hosts go down with the node and are handled one by one.
@@ -236,11 +492,234 @@ void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
       instance_lost(self, a, "its node died");
 }
 
+// -- recovery -----------------------------------------------------------------
+
+/// Settles every recovered actor not found yet (on `node`, or anywhere if
+/// `node` is nil).
+void settle_missing(gcs_actor* self, const node_id& node,
+                    const std::string& why) {
+  for (auto& [id, a] : self->state.actors)
+    if (a.recovering && (node.nil() || a.node == node))
+      settle(self, a, why);
+}
+
+/// Rebuilds the tables from storage. After a cluster start nothing in them
+/// is alive: detached actors are placed again, the rest are dead. After a
+/// restart nodes, actor instances and owners are given the grace period to
+/// report back.
+void recover(gcs_actor* self, const gcs_config& cfg) {
+  auto& st = self->state;
+  auto rec = st.storage->take_recovered();
+  for (auto& r : rec.report.repairs)
+    st.log->warn("recovery {} {} record {}: {}", to_string(r.what), r.table,
+                 r.key, r.reason);
+  bool fresh = cfg.start == gcs_start::fresh_cluster;
+  auto& t = rec.tables;
+  for (auto& r : t.kv)
+    st.kv[{std::move(r.ns), std::move(r.key)}] = std::move(r.value);
+  for (auto& r : t.jobs) {
+    auto& j = st.jobs[r.job];
+    j = job_entry{r.driver, r.ns, !r.finished, r.start_ms};
+    st.next_job = std::max(st.next_job, r.job.value + 1);
+    if (fresh && j.running) {
+      j.running = false;
+      save_job(self, r.job, j);
+    }
+  }
+  for (auto& r : t.nodes) {
+    if (fresh) {
+      // The nodes of a stopped cluster never come back; the new ones have
+      // new ids.
+      persistence::write_batch b;
+      b.del_node(r.node);
+      commit(self, std::move(b));
+      continue;
+    }
+    auto& n = st.nodes[r.node];
+    n.info = protocol::node_info{r.node, internal::resource_set{r.resources},
+                                 caf::actor{}, false};
+    n.actor_available = n.info.resources;
+    n.awaited = r.alive;
+    if (r.alive)
+      ++st.awaited_nodes;
+  }
+  for (auto& r : t.named_actors)
+    st.named[{r.ns, r.name}] = r.actor;
+  for (auto& r : t.actors) {
+    auto& a = st.actors[r.actor];
+    a.state = from_record(r.state);
+    a.incarnation = r.num_restarts;
+    a.death_cause = r.death_cause;
+    a.node = r.node;
+    a.spec_bytes = std::move(r.creation_spec);
+    auto spec = decode_spec(a.spec_bytes);
+    if (spec) {
+      a.spec = std::move(*spec);
+    } else {
+      a.spec.id = r.actor;
+      a.spec.job = r.job;
+      a.spec.name = r.name;
+      a.spec.ns = r.ns;
+      a.spec.detached = r.detached;
+      a.spec.owner = r.owner;
+    }
+    if (a.state == actor_state::dead)
+      continue;
+    if (!spec) {
+      mark_dead(self, a,
+                "its creation spec in the control store is unreadable");
+    } else if (fresh && !a.spec.detached) {
+      mark_dead(self, a, "its job ended when the cluster stopped");
+    } else if (fresh) {
+      // Stopped with the cluster, not failed: it comes back without using
+      // a restart.
+      if (a.state == actor_state::alive)
+        a.state = actor_state::restarting;
+      save_actor(self, a);
+      st.unplaced.push_back(a.spec.id);
+    } else {
+      a.recovering = true;
+      if (!a.spec.detached)
+        st.unclaimed.insert(a.spec.id);
+    }
+  }
+  st.log->info("recovered {} jobs, {} nodes, {} actors, {} keys from {}",
+               t.jobs.size(), t.nodes.size(), t.actors.size(), t.kv.size(),
+               st.storage->path());
+  if (!fresh) {
+    st.recovering = true;
+    self->delayed_send(self, cfg.recovery_grace, grace_atom::value);
+  }
+}
+
+void end_grace(gcs_actor* self) {
+  auto& st = self->state;
+  if (!st.recovering)
+    return;
+  st.recovering = false;
+  bool changed = false;
+  for (auto& [id, n] : st.nodes)
+    if (n.awaited) {
+      n.awaited = false;
+      --st.awaited_nodes;
+      changed = true;
+      st.log->warn("node {} did not register again after the control store "
+                   "restarted; it is dead",
+                   id.hex());
+      save_node(self, n);
+    }
+  if (changed)
+    broadcast_view(self);
+  settle_missing(self, node_id{},
+                 "its node did not come back after the control store "
+                 "restarted");
+  auto unclaimed = std::move(st.unclaimed);
+  st.unclaimed.clear();
+  for (auto& id : unclaimed)
+    if (auto a = st.actors.find(id); a != st.actors.end())
+      mark_dead(self, a->second,
+                "its owner did not report back after the control store "
+                "restarted");
+}
+
+void node_added(gcs_actor* self, protocol::add_node& msg) {
+  auto& st = self->state;
+  self->monitor(msg.raylet);
+  st.log->info("node {} joined with {{{}}}", msg.node.hex(),
+               msg.resources.to_string());
+  auto& n = st.nodes[msg.node];
+  bool was_awaited = n.awaited;
+  if (was_awaited) {
+    n.awaited = false;
+    --st.awaited_nodes;
+  }
+  n.info = protocol::node_info{msg.node, msg.resources, msg.raylet, true};
+  n.actor_available = msg.resources;
+  n.num_actors = 0;
+  for (auto& [id, a] : st.actors)
+    if (a.placed && a.node == msg.node) {
+      n.actor_available.subtract(a.spec.resources);
+      ++n.num_actors;
+    }
+  save_node(self, n);
+  for (auto& h : msg.hosted) {
+    auto a = st.actors.find(h.actor);
+    if (a == st.actors.end() ||
+        !adopt(self, a->second, h.host, h.incarnation, msg.node)) {
+      st.log->info("node {} hosts actor {}, which is unknown or stale; it "
+                   "ends",
+                   msg.node.hex(), h.actor.hex());
+      self->send_exit(h.host, caf::exit_reason::kill);
+    }
+  }
+  self->send(msg.raylet, protocol::node_added{msg.node});
+  if (was_awaited)
+    settle_missing(self, msg.node,
+                   "its instance was gone when its node registered again");
+  if (st.recovering && st.awaited_nodes == 0)
+    settle_missing(self, node_id{},
+                   "its node did not come back after the control store "
+                   "restarted");
+  broadcast_view(self);
+  place_unplaced(self);
+}
+
+void resubscribe(gcs_actor* self, protocol::resubscribe_actors& msg) {
+  auto& st = self->state;
+  for (auto& id : msg.actors) {
+    auto i = st.actors.find(id);
+    if (i == st.actors.end()) {
+      protocol::actor_update u;
+      u.actor = id;
+      u.state = actor_state::dead;
+      u.death_cause = "no such actor is known to the control store";
+      self->send(msg.owner, u);
+      continue;
+    }
+    auto& a = i->second;
+    auto& subs = a.subscribers;
+    if (std::find(subs.begin(), subs.end(), msg.owner) == subs.end())
+      subs.push_back(msg.owner);
+    if (!a.spec.detached && a.spec.owner == msg.owner_id &&
+        st.unclaimed.erase(id) > 0) {
+      auto& owned = st.by_owner[msg.owner.address()];
+      if (owned.empty())
+        self->monitor(msg.owner);
+      owned.push_back(id);
+    }
+    if (!a.recovering)
+      self->send(msg.owner, update_of(a));
+  }
+}
+
+// -- key-value table ----------------------------------------------------------
+
+std::vector<std::string> kv_keys(gcs_state& st, const protocol::kv_keys& msg) {
+  std::vector<std::string> result;
+  for (auto i = st.kv.lower_bound({msg.ns, msg.prefix});
+       i != st.kv.end() && i->first.first == msg.ns &&
+       i->first.second.compare(0, msg.prefix.size(), msg.prefix) == 0;
+       ++i)
+    result.push_back(i->first.second);
+  return result;
+}
+
 caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
   auto& st = self->state;
-  st.next_job = cfg.first_job;
   st.log = component_logger("gcs");
+  st.storage = cfg.storage;
   install_default_handlers(self, st.log);
+  if (st.storage) {
+    st.storage->set_listener(
+        [weak = caf::actor_cast<caf::weak_actor_ptr>(self)](
+            std::uint64_t up_to, std::string failure) {
+          if (auto strong = weak.lock())
+            caf::anon_send(caf::actor_cast<caf::actor>(strong),
+                           committed_atom::value, up_to, std::move(failure));
+        });
+    st.committed = st.storage->last_submitted();
+    recover(self, cfg);
+  }
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (auto h = st.by_host.find(msg.source); h != st.by_host.end()) {
@@ -248,7 +727,10 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       st.by_host.erase(h);
       if (auto a = st.actors.find(id); a != st.actors.end()) {
         a->second.host = nullptr;
-        instance_lost(self, a->second, self->system().render(msg.reason));
+        // A host ends normally only after it sent `actor_ended`, which
+        // comes through the endpoint and may arrive after this.
+        if (msg.reason != caf::exit_reason::normal)
+          instance_lost(self, a->second, self->system().render(msg.reason));
       }
       return;
     }
@@ -260,37 +742,41 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
     owner_gone(self, msg.source);
   });
   return {
-      // -- nodes and jobs ---------------------------------------------------
-      [self](protocol::add_node& msg) {
-        auto& st = self->state;
-        self->monitor(msg.raylet);
-        st.log->info("node {} joined with {{{}}}", msg.node.hex(),
-                     msg.resources.to_string());
-        auto& n = st.nodes[msg.node];
-        n.info = protocol::node_info{msg.node, msg.resources, msg.raylet, true};
-        n.actor_available = msg.resources;
-        self->send(msg.raylet, protocol::node_added{msg.node});
-        broadcast_view(self);
-        place_unplaced(self);
+      // -- storage ----------------------------------------------------------
+      [self](committed_atom, std::uint64_t up_to, const std::string& failure) {
+        on_committed(self, up_to, failure);
       },
-      [self](protocol::start_job& msg) {
+      [self](grace_atom) { end_grace(self); },
+      // -- nodes and jobs ---------------------------------------------------
+      [self](protocol::add_node& msg) { node_added(self, msg); },
+      [self](const protocol::start_job& msg) {
         auto& st = self->state;
+        for (auto& [id, j] : st.jobs)
+          if (j.running && j.driver == msg.driver)
+            // The same request again, after a restart of the control store.
+            return reply_when_durable(
+                self, caf::make_message(protocol::job_started{id}));
         job_id id{st.next_job++};
-        st.jobs[id] = job_entry{msg.driver, msg.ns, true};
+        auto& j = st.jobs[id];
+        j = job_entry{msg.driver, msg.ns, true, now_ms()};
+        save_job(self, id, j);
         st.log->info("job {} started by driver {}", id.value, msg.driver.hex());
-        return protocol::job_started{id};
+        return reply_when_durable(self,
+                                  caf::make_message(protocol::job_started{id}));
       },
       [self](const protocol::finish_job& msg) {
         auto& st = self->state;
-        if (auto i = st.jobs.find(msg.job); i != st.jobs.end())
+        if (auto i = st.jobs.find(msg.job); i != st.jobs.end()) {
           i->second.running = false;
+          save_job(self, msg.job, i->second);
+        }
         for (auto& [id, a] : st.actors)
           if (a.spec.job == msg.job && !a.spec.detached)
             mark_dead(self, a, "its job ended");
         for (auto& [id, n] : st.nodes)
           if (n.info.alive)
             self->send(n.info.raylet, msg);
-        return true;
+        return reply_when_durable(self, caf::make_message(true));
       },
       [self](const protocol::list_nodes&) {
         std::vector<protocol::node_info> result;
@@ -299,21 +785,38 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         return result;
       },
       // -- actors -----------------------------------------------------------
-      [self](protocol::create_actor& msg) { return create(self, msg); },
+      [self](protocol::create_actor& msg) {
+        bool duplicate = false;
+        auto reply = create(self, msg, duplicate);
+        if (duplicate) {
+          auto& subs = self->state.actors[msg.spec.id].subscribers;
+          if (std::find(subs.begin(), subs.end(), msg.owner) == subs.end())
+            subs.push_back(msg.owner);
+        }
+        return reply_when_durable(self, std::move(reply));
+      },
       [self](protocol::actor_started& msg) {
         auto& st = self->state;
         auto a = st.actors.find(msg.actor);
         if (a == st.actors.end() || a->second.state == actor_state::dead ||
-            a->second.incarnation != msg.incarnation) {
+            msg.incarnation < a->second.incarnation ||
+            (msg.incarnation > a->second.incarnation &&
+             !a->second.recovering)) {
           // Killed while it was starting, or a stale instance.
           self->send_exit(msg.host, caf::exit_reason::kill);
           return;
         }
-        a->second.state = actor_state::alive;
-        a->second.host = msg.host;
-        st.by_host[msg.host.address()] = msg.actor;
-        self->monitor(msg.host);
-        publish(self, a->second);
+        auto& e = a->second;
+        if (e.recovering || e.host != msg.host) {
+          if (!adopt(self, e, msg.host, msg.incarnation, msg.node)) {
+            self->send_exit(msg.host, caf::exit_reason::kill);
+            return;
+          }
+        }
+        e.state = actor_state::alive;
+        e.node = msg.node;
+        save_actor(self, e);
+        publish(self, e);
       },
       [self](const protocol::actor_ended& msg) {
         auto& st = self->state;
@@ -341,8 +844,10 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         auto& subs = a->second.subscribers;
         if (std::find(subs.begin(), subs.end(), msg.subscriber) == subs.end())
           subs.push_back(msg.subscriber);
-        self->send(msg.subscriber, update_of(a->second));
+        if (!a->second.recovering)
+          self->send(msg.subscriber, update_of(a->second));
       },
+      [self](protocol::resubscribe_actors& msg) { resubscribe(self, msg); },
       [self](const protocol::lookup_actor& msg) {
         auto& st = self->state;
         protocol::actor_found result;
@@ -360,24 +865,63 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         auto& st = self->state;
         auto a = st.actors.find(msg.actor);
         if (a == st.actors.end() || a->second.state == actor_state::dead)
-          return false;
+          return reply_when_durable(self, caf::make_message(false));
         if (msg.no_restart) {
           mark_dead(self, a->second, "it was killed (prism::kill)");
         } else if (a->second.host) {
           // Its down message restarts it, or ends it if no restarts are left.
           self->send_exit(a->second.host, caf::exit_reason::kill);
         }
-        return true;
+        return reply_when_durable(self, caf::make_message(true));
       },
       [self](const protocol::locate_actor& msg) {
         auto& st = self->state;
         protocol::actor_location result;
         if (auto a = st.actors.find(msg.actor);
-            a != st.actors.end() && a->second.state == actor_state::alive) {
+            a != st.actors.end() && a->second.state == actor_state::alive &&
+            a->second.host) {
           result.alive = true;
           result.node = a->second.node;
         }
         return result;
+      },
+      // -- key-value table ----------------------------------------------------
+      [self](protocol::kv_put& msg) {
+        auto& st = self->state;
+        auto key = std::make_pair(msg.ns, msg.key);
+        auto i = st.kv.find(key);
+        bool existed = i != st.kv.end();
+        if (!existed || msg.overwrite) {
+          if (st.storage) {
+            persistence::write_batch b;
+            b.kv_put(msg.ns, msg.key, msg.value);
+            commit(self, std::move(b));
+          }
+          st.kv[std::move(key)] = std::move(msg.value);
+        }
+        return reply_when_durable(self, caf::make_message(existed));
+      },
+      [self](const protocol::kv_get& msg) {
+        auto& st = self->state;
+        protocol::kv_value result;
+        if (auto i = st.kv.find({msg.ns, msg.key}); i != st.kv.end()) {
+          result.found = true;
+          result.value = i->second;
+        }
+        return result;
+      },
+      [self](const protocol::kv_del& msg) {
+        auto& st = self->state;
+        bool existed = st.kv.erase({msg.ns, msg.key}) > 0;
+        if (existed && st.storage) {
+          persistence::write_batch b;
+          b.kv_del(msg.ns, msg.key);
+          commit(self, std::move(b));
+        }
+        return reply_when_durable(self, caf::make_message(existed));
+      },
+      [self](const protocol::kv_keys& msg) {
+        return kv_keys(self->state, msg);
       },
   };
 }
@@ -385,9 +929,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
 } // namespace
 
 caf::actor spawn_gcs(caf::actor_system& sys, gcs_config cfg) {
-  // Always with an argument: CAF 0.17.6 dereferences a null argument tuple
-  // when a function-based actor is spawned without one.
-  return sys.spawn(gcs_behavior, cfg);
+  return sys.spawn(gcs_behavior, std::move(cfg));
 }
 
 } // namespace prism::actors

@@ -3,17 +3,45 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 
 namespace prism::actors {
 
-struct gcs_config {
-  /// The id the first job gets; later jobs count up from it.
-  std::uint32_t first_job = 1;
+class gcs_storage;
+
+/// How a control store comes up.
+enum class gcs_start {
+  /// With the cluster: the storage is new, or left by a cluster that
+  /// stopped. No node or driver of the tables is alive; detached actors are
+  /// created again as soon as nodes can host them, without using a restart.
+  fresh_cluster,
+  /// After the control store alone died: nodes, actor instances and owners
+  /// are alive and report back; what does not report within the grace period
+  /// is treated as dead.
+  restart,
 };
 
-/// Spawns the control store: the registry of nodes and jobs. It watches
-/// every raylet and marks a node dead when its raylet goes down.
-caf::actor spawn_gcs(caf::actor_system& sys, gcs_config cfg = {});
+struct gcs_config {
+  /// Where the tables live; null keeps them in memory only.
+  std::shared_ptr<gcs_storage> storage;
+  gcs_start start = gcs_start::fresh_cluster;
+  /// After a restart: how long nodes and owners have to report back.
+  std::chrono::milliseconds recovery_grace{2000};
+};
+
+/// Spawns the control store: the registry of nodes, jobs, actors and the
+/// user key-value table. It watches every raylet, actor host and owner of a
+/// non-detached actor, writes every change to its storage, and acknowledges
+/// a request only once the change it made is durable.
+caf::actor spawn_gcs(caf::actor_system& sys, gcs_config cfg);
+
+/// Spawns the control store's stable address: it forwards every message to
+/// the control store attached now (`protocol::gcs_attach`), holds messages
+/// while none is (answering a request with an error once `wait` passes), and
+/// tells its watchers (`protocol::watch_gcs`) when a new one takes over.
+caf::actor spawn_gcs_endpoint(caf::actor_system& sys,
+                              std::chrono::milliseconds wait);
 
 } // namespace prism::actors

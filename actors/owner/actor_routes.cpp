@@ -15,6 +15,22 @@ void actor_routes::connect(caf::actor owner, caf::actor gcs) {
   std::lock_guard<std::mutex> guard{mu_};
   owner_ = std::move(owner);
   gcs_ = std::move(gcs);
+  caf::anon_send(gcs_, protocol::watch_gcs{owner_});
+}
+
+void actor_routes::resubscribe(const worker_id& self) {
+  std::lock_guard<std::mutex> guard{mu_};
+  protocol::resubscribe_actors msg{self, owner_, {}};
+  msg.actors.reserve(routes_.size());
+  for (auto& [id, r] : routes_) {
+    // A creation the old control store may have lost: the new one creates
+    // the actor, or finds it created already.
+    if (r.creation)
+      caf::anon_send(gcs_, *r.creation);
+    msg.actors.push_back(id);
+  }
+  if (!msg.actors.empty())
+    caf::anon_send(gcs_, std::move(msg));
 }
 
 actor_routes::route& actor_routes::route_of(const actor_id& actor) {
@@ -27,11 +43,12 @@ actor_routes::route& actor_routes::route_of(const actor_id& actor) {
   return i->second;
 }
 
-void actor_routes::created(const actor_id& actor,
-                           std::int32_t max_task_retries) {
+void actor_routes::created(const actor_id& actor, std::int32_t max_task_retries,
+                           const protocol::create_actor& msg) {
   std::lock_guard<std::mutex> guard{mu_};
   auto& r = routes_[actor];
   r.max_task_retries = max_task_retries;
+  r.creation = msg;
 }
 
 detail::error_info actor_routes::died(const actor_id& actor,
@@ -117,6 +134,7 @@ actor_routes::on_update(const protocol::actor_update& u) {
   collecting_ = true;
   auto& r = route_of(u.actor);
   r.known = true;
+  r.creation.reset();
   r.max_task_retries = u.max_task_retries;
   r.death_cause = u.death_cause;
   bool new_instance =

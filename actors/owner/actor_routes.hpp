@@ -3,6 +3,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "prism/internal/actor_spec.hpp"
 #include "prism/internal/memory_store.hpp"
+#include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
 
@@ -28,9 +30,16 @@ public:
   /// Sets who receives replies and who is asked for updates.
   void connect(caf::actor owner, caf::actor gcs);
 
-  /// Notes that this owner created `actor`: the control store sends it
-  /// updates without a subscription.
-  void created(const actor_id& actor, std::int32_t max_task_retries);
+  /// Asks a restarted control store for updates of every actor this owner
+  /// knows; `self` is the owner's worker id.
+  void resubscribe(const worker_id& self);
+
+  /// Notes that this owner created `actor` with `msg`: the control store
+  /// sends it updates without a subscription. Until the first update the
+  /// request is kept, to be sent again to a control store that restarted
+  /// before it was durable.
+  void created(const actor_id& actor, std::int32_t max_task_retries,
+               const protocol::create_actor& msg);
 
   /// Queues a call and sends what can be sent. A call with `ready` false
   /// waits (and holds back later calls) until `resolved`.
@@ -73,6 +82,8 @@ private:
     std::deque<call> waiting;
     std::deque<call> in_flight;
     bool known = false;
+    /// The creation request, until the control store confirms it.
+    std::optional<protocol::create_actor> creation;
   };
 
   route& route_of(const actor_id& actor); // REQUIRES: mu_ held

@@ -11,6 +11,7 @@
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
+#include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
@@ -593,6 +594,9 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
         // by tasks that take their results as arguments.
         for (auto& id : self->state.cfg.routes->on_update(msg))
           object_ready(self, id);
+      },
+      [self](const protocol::gcs_restarted&) {
+        self->state.cfg.routes->resubscribe(self->state.cfg.self);
       },
       [self](protocol::actor_task_done& msg) {
         auto id = object_id{msg.task, 1};

@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 
+#include "gcs/gcs_client.hpp"
+#include "protocol/kv.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/raylet_worker.hpp"
@@ -187,21 +189,16 @@ actor_id owner_client::create_actor(const std::string& factory,
   spec.resources = internal::resource_set{opts.resources};
   spec.owner = cfg_.self;
   auto id = spec.id;
-  routes_->created(id, spec.max_task_retries);
   protocol::create_actor msg{std::move(spec), owner_handle()};
+  routes_->created(id, msg.spec.max_task_retries, msg);
   if (msg.spec.name.empty()) {
     caf::anon_send(cfg_.gcs, std::move(msg));
     return id;
   }
   // A named actor is registered before this returns, so that a taken name
   // is an error here and `get_actor` finds the actor right after.
-  caf::scoped_actor self{sys_};
-  detail::error_info result;
-  result.code = errc::internal;
-  result.message = "the control store did not answer";
-  self->request(cfg_.gcs, std::chrono::seconds{10}, std::move(msg))
-      .receive([&](detail::error_info& err) { result = std::move(err); },
-               [&](caf::error& err) { result.message = sys_.render(err); });
+  auto result = ask_gcs<detail::error_info>(
+      sys_, cfg_.gcs, msg, "creating actor '" + msg.spec.name + "'");
   if (result.code != errc::ok)
     detail::throw_error(result);
   return id;
@@ -243,16 +240,10 @@ owner_client::submit_actor_task(const actor_id& actor,
 std::optional<actor_id> owner_client::find_actor(const std::string& name,
                                                  const std::string* ns,
                                                  std::uint64_t class_tag) {
-  caf::scoped_actor self{sys_};
-  protocol::actor_found found;
-  std::string failure;
-  self->request(cfg_.gcs, std::chrono::seconds{10},
-                protocol::lookup_actor{ns != nullptr ? *ns : cfg_.ns, name})
-      .receive([&](protocol::actor_found& x) { found = std::move(x); },
-               [&](caf::error& err) { failure = sys_.render(err); });
-  if (!failure.empty())
-    throw error(errc::internal,
-                "looking up actor '" + name + "' failed: " + failure);
+  auto found = ask_gcs<protocol::actor_found>(
+      sys_, cfg_.gcs,
+      protocol::lookup_actor{ns != nullptr ? *ns : cfg_.ns, name},
+      "looking up actor '" + name + "'");
   if (!found.found)
     return std::nullopt;
   if (found.class_tag != class_tag)
@@ -262,10 +253,39 @@ std::optional<actor_id> owner_client::find_actor(const std::string& name,
 }
 
 void owner_client::kill_actor(const actor_id& actor, bool no_restart) {
-  caf::scoped_actor self{sys_};
-  self->request(cfg_.gcs, std::chrono::seconds{10},
-                protocol::kill_actor{actor, no_restart})
-      .receive([](bool) {}, [](caf::error&) {});
+  ask_gcs<bool>(sys_, cfg_.gcs, protocol::kill_actor{actor, no_restart},
+                "killing actor " + actor.hex());
+}
+
+bool owner_client::kv_put(const std::string& ns, const std::string& key,
+                          const std::string& value, bool overwrite) {
+  return ask_gcs<bool>(
+      sys_, cfg_.gcs,
+      protocol::kv_put{ns.empty() ? cfg_.ns : ns, key, value, overwrite},
+      "kv::put of '" + key + "'");
+}
+
+std::optional<std::string> owner_client::kv_get(const std::string& ns,
+                                                const std::string& key) {
+  auto v = ask_gcs<protocol::kv_value>(
+      sys_, cfg_.gcs, protocol::kv_get{ns.empty() ? cfg_.ns : ns, key},
+      "kv::get of '" + key + "'");
+  if (!v.found)
+    return std::nullopt;
+  return std::move(v.value);
+}
+
+bool owner_client::kv_del(const std::string& ns, const std::string& key) {
+  return ask_gcs<bool>(sys_, cfg_.gcs,
+                       protocol::kv_del{ns.empty() ? cfg_.ns : ns, key},
+                       "kv::del of '" + key + "'");
+}
+
+std::vector<std::string> owner_client::kv_keys(const std::string& ns,
+                                               const std::string& prefix) {
+  return ask_gcs<std::vector<std::string>>(
+      sys_, cfg_.gcs, protocol::kv_keys{ns.empty() ? cfg_.ns : ns, prefix},
+      "kv::keys with prefix '" + prefix + "'");
 }
 
 detail::ref_ptr owner_client::borrow(const object_id& id,

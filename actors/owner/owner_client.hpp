@@ -68,6 +68,17 @@ public:
 
   void kill_actor(const actor_id& actor, bool no_restart) override;
 
+  bool kv_put(const std::string& ns, const std::string& key,
+              const std::string& value, bool overwrite) override;
+
+  std::optional<std::string> kv_get(const std::string& ns,
+                                    const std::string& key) override;
+
+  bool kv_del(const std::string& ns, const std::string& key) override;
+
+  std::vector<std::string> kv_keys(const std::string& ns,
+                                   const std::string& prefix) override;
+
   detail::ref_ptr borrow(const object_id& id, const worker_id& owner) override;
 
   void escape(const object_id& id) override;

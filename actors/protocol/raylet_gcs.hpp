@@ -10,19 +10,23 @@
 
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
+#include "protocol/gcs_restart.hpp"
 
 namespace prism::protocol {
 
 /// raylet -> gcs: a node joins the cluster. Answered with `node_added`.
+/// A raylet that registers again with a restarted control store lists the
+/// actor instances it hosts.
 struct add_node {
   node_id node;
   internal::resource_set resources;
   caf::actor raylet;
+  std::vector<hosted_actor> hosted;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, add_node& x) {
-  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet);
+  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.hosted);
 }
 
 /// gcs -> raylet: the node is registered.

@@ -42,6 +42,17 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<detail::error_info>("prism.error_info");
   cfg.add_message_type<lease_spillback>("prism.lease_spillback");
   cfg.add_message_type<cluster_view>("prism.cluster_view");
+  cfg.add_message_type<gcs_attach>("prism.gcs_attach");
+  cfg.add_message_type<watch_gcs>("prism.watch_gcs");
+  cfg.add_message_type<gcs_restarted>("prism.gcs_restarted");
+  cfg.add_message_type<hosted_actor>("prism.hosted_actor");
+  cfg.add_message_type<std::vector<hosted_actor>>("prism.hosted_actor_list");
+  cfg.add_message_type<resubscribe_actors>("prism.resubscribe_actors");
+  cfg.add_message_type<kv_put>("prism.kv_put");
+  cfg.add_message_type<kv_get>("prism.kv_get");
+  cfg.add_message_type<kv_value>("prism.kv_value");
+  cfg.add_message_type<kv_del>("prism.kv_del");
+  cfg.add_message_type<kv_keys>("prism.kv_keys");
 }
 
 } // namespace prism::protocol

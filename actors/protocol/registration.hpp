@@ -9,6 +9,8 @@
 #include <caf/detail/type_list.hpp>
 
 #include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/gcs_restart.hpp"
+#include "protocol/kv.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
@@ -27,7 +29,9 @@ using message_types = caf::detail::type_list<
     list_nodes, resolve_actor_call, create_actor, subscribe_actor, actor_update,
     lookup_actor, actor_found, kill_actor, locate_actor, actor_location,
     host_actor, actor_started, actor_ended, actor_task, actor_task_done,
-    detail::error_info, lease_spillback, cluster_view>;
+    detail::error_info, lease_spillback, cluster_view, gcs_attach, watch_gcs,
+    gcs_restarted, hosted_actor, std::vector<hosted_actor>, resubscribe_actors,
+    kv_put, kv_get, kv_value, kv_del, kv_keys>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

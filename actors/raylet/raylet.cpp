@@ -31,6 +31,13 @@ struct lease {
   bool blocked = false;
 };
 
+struct hosted_instance {
+  caf::actor host;
+  internal::resource_set resources;
+  actor_id actor;
+  std::int32_t incarnation = 0;
+};
+
 struct raylet_state {
   static inline const char* name = "raylet";
 
@@ -44,9 +51,7 @@ struct raylet_state {
   std::unordered_set<caf::actor_addr> watched_owners;
   std::unordered_set<std::string> reported_infeasible;
   /// Actor hosts on this node, and the resources each holds.
-  std::unordered_map<caf::actor_addr,
-                     std::pair<caf::actor, internal::resource_set>>
-      hosts;
+  std::unordered_map<caf::actor_addr, hosted_instance> hosts;
   std::uint64_t next_lease_id = 1;
   /// The cluster's nodes, as the control store last reported them.
   std::vector<protocol::node_info> view;
@@ -210,7 +215,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (auto h = st.hosts.find(msg.source); h != st.hosts.end()) {
-      st.available.add(h->second.second);
+      st.available.add(h->second.resources);
       st.hosts.erase(h);
       schedule(self);
     } else if (auto w = st.pool.find(msg.source)) {
@@ -225,13 +230,17 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
     for (auto& h : self->state.pool.handles())
       self->send_exit(h, msg.reason);
     for (auto& [addr, h] : self->state.hosts)
-      self->send_exit(h.first, msg.reason);
+      self->send_exit(h.host, msg.reason);
     self->quit(msg.reason);
   });
   for (std::uint32_t i = 0; i < st.cfg.prestart_workers; ++i)
     start_worker(self);
-  self->send(st.cfg.gcs, protocol::add_node{st.cfg.node, st.cfg.resources,
-                                            caf::actor_cast<caf::actor>(self)});
+  self->send(st.cfg.gcs, protocol::add_node{st.cfg.node,
+                                            st.cfg.resources,
+                                            caf::actor_cast<caf::actor>(self),
+                                            {}});
+  self->send(st.cfg.gcs,
+             protocol::watch_gcs{caf::actor_cast<caf::actor>(self)});
   return {
       [self](protocol::lease_request& req) {
         self->state.queue.push_back(std::move(req));
@@ -274,6 +283,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](protocol::host_actor& msg) {
         auto& st = self->state;
         auto resources = msg.spec.resources;
+        auto hc_actor = msg.spec.id;
         actor_host_config hc;
         hc.spec = std::move(msg.spec);
         hc.incarnation = msg.incarnation;
@@ -285,7 +295,9 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         auto host = spawn_actor_host(self->system(), std::move(hc));
         self->monitor(host);
         st.available.subtract(resources);
-        st.hosts.emplace(host.address(), std::make_pair(host, resources));
+        st.hosts.emplace(
+            host.address(),
+            hosted_instance{host, resources, hc_actor, msg.incarnation});
       },
       [self](const protocol::finish_job& msg) {
         // The job's idle workers go; workers still leased (to a detached
@@ -299,6 +311,22 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         self->state.view = std::move(msg.nodes);
         self->state.reported_infeasible.clear();
         schedule(self);
+      },
+      [self](const protocol::gcs_restarted& msg) {
+        // A new control store knows this node and its actors only from
+        // storage: register again, with the instances hosted here, and have
+        // each host confirm it is running.
+        auto& st = self->state;
+        protocol::add_node again{st.cfg.node,
+                                 st.cfg.resources,
+                                 caf::actor_cast<caf::actor>(self),
+                                 {}};
+        for (auto& [addr, h] : st.hosts) {
+          again.hosted.push_back(
+              protocol::hosted_actor{h.actor, h.incarnation, h.host});
+          self->send(h.host, msg);
+        }
+        self->send(st.cfg.gcs, std::move(again));
       },
       [self](const protocol::node_added& msg) {
         self->state.log->debug("node {} registered", msg.node.hex());

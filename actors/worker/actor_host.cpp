@@ -11,6 +11,7 @@
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
 
 namespace prism::actors {
@@ -215,6 +216,16 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
       [self](protocol::actor_task& call) {
         self->state.queue.push_back(std::move(call));
         pump(self);
+      },
+      [self](const protocol::gcs_restarted&) {
+        // A new control store learns from this that the instance runs; one
+        // still constructing reports when it is done, as always.
+        auto& st = self->state;
+        if (st.ready && !st.ending)
+          self->send(st.cfg.gcs,
+                     protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
+                                             caf::actor_cast<caf::actor>(self),
+                                             st.cfg.node});
       },
       [self](ran_atom, std::int32_t) {
         auto& st = self->state;

@@ -28,6 +28,8 @@ const char* to_string(errc code) noexcept {
     return "internal";
   case errc::actor_died:
     return "actor_died";
+  case errc::gcs_unavailable:
+    return "gcs_unavailable";
   }
   return "unknown";
 }
@@ -36,6 +38,7 @@ bool is_retryable(errc code) noexcept {
   switch (code) {
   case errc::worker_crashed:
   case errc::timeout:
+  case errc::gcs_unavailable:
     return true;
   default:
     return false;
@@ -75,6 +78,8 @@ void throw_error(const error_info& info) {
     throw not_initialized_error(info.message);
   case errc::actor_died:
     throw actor_died_error(info.message);
+  case errc::gcs_unavailable:
+    throw gcs_unavailable_error(info.message);
   default:
     throw error(info.code, info.message);
   }

@@ -157,8 +157,15 @@ BOOST_AUTO_TEST_CASE(node_and_job_messages_roundtrip) {
   BOOST_TEST((roundtrip(sys, protocol::kill_worker{w}).worker == w));
   roundtrip(sys, protocol::count_workers{});
   auto add = roundtrip(
-      sys, protocol::add_node{n, internal::resource_set{{{"CPU", 4}}}, a});
+      sys, protocol::add_node{
+               n,
+               internal::resource_set{{{"CPU", 4}}},
+               a,
+               {protocol::hosted_actor{actor_id{unique_id::random()}, 2, a}}});
   BOOST_TEST((add.node == n));
+  BOOST_TEST(add.hosted.size() == 1u);
+  BOOST_TEST(add.hosted[0].incarnation == 2);
+  BOOST_TEST((add.hosted[0].host == a));
   BOOST_TEST(add.resources.to_string() == "CPU:4");
   BOOST_TEST((roundtrip(sys, protocol::node_added{n}).node == n));
   auto info =
@@ -270,10 +277,46 @@ BOOST_AUTO_TEST_CASE(spillback_and_cluster_view_roundtrip) {
   caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
+BOOST_AUTO_TEST_CASE(gcs_restart_messages_roundtrip) {
+  auto a = some_actor(sys);
+  auto w = worker_id{unique_id::random()};
+  auto x = actor_id{unique_id::random()};
+  BOOST_TEST((roundtrip(sys, protocol::gcs_attach{a}).gcs == a));
+  BOOST_TEST((roundtrip(sys, protocol::watch_gcs{a}).watcher == a));
+  BOOST_TEST(roundtrip(sys, protocol::gcs_restarted{3}).generation == 3u);
+  auto h = roundtrip(sys, protocol::hosted_actor{x, 5, a});
+  BOOST_TEST((h.actor == x));
+  BOOST_TEST(h.incarnation == 5);
+  BOOST_TEST((h.host == a));
+  auto hs = roundtrip(sys, std::vector<protocol::hosted_actor>{h, h});
+  BOOST_TEST(hs.size() == 2u);
+  auto re = roundtrip(sys, protocol::resubscribe_actors{w, a, {x, x}});
+  BOOST_TEST((re.owner_id == w));
+  BOOST_TEST((re.owner == a));
+  BOOST_TEST(re.actors.size() == 2u);
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
+  auto put =
+      roundtrip(sys, protocol::kv_put{"ns", "k", std::string{"\0v", 2}, false});
+  BOOST_TEST(put.ns == "ns");
+  BOOST_TEST(put.key == "k");
+  BOOST_TEST(put.value == std::string("\0v", 2));
+  BOOST_TEST(!put.overwrite);
+  auto get = roundtrip(sys, protocol::kv_get{"ns", "k"});
+  BOOST_TEST(get.key == "k");
+  auto val = roundtrip(sys, protocol::kv_value{true, "v"});
+  BOOST_TEST(val.found);
+  BOOST_TEST(val.value == "v");
+  BOOST_TEST(roundtrip(sys, protocol::kv_del{"ns", "k"}).key == "k");
+  BOOST_TEST(roundtrip(sys, protocol::kv_keys{"ns", "p"}).prefix == "p");
+}
+
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 39u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 50u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or

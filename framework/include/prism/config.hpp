@@ -39,6 +39,26 @@ struct config {
   /// Threads of the scheduler that runs Prism's own components. 0 uses the
   /// number of hardware threads.
   std::uint32_t scheduler_threads = 0;
+
+  /// Directory of the control store's tables (jobs, nodes, actors, names,
+  /// the key-value table). Empty (the default) uses a new temporary
+  /// directory that shutdown removes: nothing outlives the cluster. With a
+  /// path, the tables outlive it: a cluster started again on the same path
+  /// brings back its detached actors and its key-value table.
+  std::string storage_path;
+  /// Whether a change is acknowledged only once it is synced to disk
+  /// (fsync), so that it survives a crash of the machine. With false it
+  /// survives a crash of the process only.
+  bool storage_sync = true;
+  /// How long a call that needs the control store (creating or looking up
+  /// an actor, the key-value table) waits while the control store is down
+  /// before it fails with `gcs_unavailable_error`. Calls to live actors and
+  /// tasks do not need it.
+  std::uint32_t gcs_reconnect_timeout_ms = 60000;
+  /// After the control store restarts: how long nodes and owners have to
+  /// report back before the actors they held are restarted (or, for an
+  /// owner's non-detached actors, end).
+  std::uint32_t gcs_recovery_grace_ms = 2000;
 };
 
 } // namespace prism

@@ -31,6 +31,9 @@ enum class errc : std::uint8_t {
   /// The actor is dead and will not come back: killed, exited, out of
   /// restarts, or its owner died. Not retryable.
   actor_died,
+  /// The control store did not answer in time: it is restarting or down, or
+  /// could not make a change durable. Retryable.
+  gcs_unavailable,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -140,6 +143,16 @@ class actor_died_error : public error {
 public:
   explicit actor_died_error(const std::string& message)
       : error(errc::actor_died, message) {}
+};
+
+/// The control store (which keeps actors, names and the key-value table)
+/// was down for longer than `config::gcs_reconnect_timeout_ms`, or could not
+/// write a change durably. Nothing was lost that it had acknowledged; asking
+/// again can succeed.
+class gcs_unavailable_error : public error {
+public:
+  explicit gcs_unavailable_error(const std::string& message)
+      : error(errc::gcs_unavailable, message) {}
 };
 
 /// An API call needs a running Prism (`prism::init`).

@@ -8,6 +8,7 @@
 #include "prism/config.hpp"
 #include "prism/error.hpp"
 #include "prism/ids.hpp"
+#include "prism/kv.hpp"
 #include "prism/object_ref.hpp"
 #include "prism/supervision.hpp"
 #include "prism/supervisor.hpp"

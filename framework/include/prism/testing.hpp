@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "prism/config.hpp"
@@ -19,6 +20,10 @@ bool kill_worker(const worker_id& id);
 
 /// Number of live workers on all nodes of the embedded cluster.
 std::size_t num_workers();
+
+/// The directory of the embedded cluster's control-store tables: the
+/// configured `storage_path`, or the temporary directory shutdown removes.
+std::string storage_path();
 
 /// A cluster of several nodes in this process, for tests of failures and
 /// supervision: it starts Prism (`prism::init`) with the first node as the
@@ -62,6 +67,18 @@ public:
   /// Kills an actor's instance as a crash would: it restarts if its
   /// `max_restarts` allows. Returns false if the actor is not alive.
   bool kill_actor(const actor_id& id);
+
+  /// Kills the control store as a crash would, and starts a new one on the
+  /// same storage, which recovers every table from disk. Nodes register
+  /// again, live actors keep running and are found again, calls made while
+  /// it was down wait for it. Returns once the new one is attached.
+  void restart_gcs();
+
+  /// The two halves of `restart_gcs`, to keep the control store down for a
+  /// while: `stop_gcs` kills it (calls that need it wait, up to
+  /// `config::gcs_reconnect_timeout_ms`); `start_gcs` starts a new one.
+  void stop_gcs();
+  void start_gcs();
 
   /// The node an actor lives on now, if it is alive.
   std::optional<node_id> actor_node(const actor_id& id) const;

@@ -179,6 +179,20 @@ public:
   /// Kills an actor; with `no_restart` false it restarts if it may.
   virtual void kill_actor(const actor_id& actor, bool no_restart) = 0;
 
+  // -- the key-value table (an empty `ns` is the caller's namespace) --------
+
+  /// Sets `key`; returns whether it existed. With `overwrite` false an
+  /// existing key keeps its value.
+  virtual bool kv_put(const std::string& ns, const std::string& key,
+                      const std::string& value, bool overwrite) = 0;
+  virtual std::optional<std::string> kv_get(const std::string& ns,
+                                            const std::string& key) = 0;
+  /// Removes `key`; returns whether it existed.
+  virtual bool kv_del(const std::string& ns, const std::string& key) = 0;
+  /// The keys that start with `prefix`, in byte order.
+  virtual std::vector<std::string> kv_keys(const std::string& ns,
+                                           const std::string& prefix) = 0;
+
   /// Makes a reference for an object that arrived inside a value.
   virtual ref_ptr borrow(const object_id& id, const worker_id& owner) = 0;
 

@@ -1,0 +1,157 @@
+#include <chrono>
+#include <deque>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "common/handlers.hpp"
+#include "common/log.hpp"
+#include "gcs/gcs.hpp"
+#include "protocol/gcs_restart.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+using expire_atom = caf::atom_constant<caf::atom("ep_expire")>;
+using clock_type = std::chrono::steady_clock;
+
+/// A message that arrived while no control store was attached.
+struct held_message {
+  caf::response_promise promise;
+  caf::message content;
+  /// Requests are answered with an error after this; other messages wait.
+  clock_type::time_point deadline;
+  bool request = false;
+};
+
+struct endpoint_state {
+  static inline const char* name = "gcs_endpoint";
+
+  std::shared_ptr<spdlog::logger> log;
+  std::chrono::milliseconds wait{0};
+  caf::actor gcs;
+  std::uint64_t generation = 0;
+  std::vector<caf::actor> watchers;
+  std::deque<held_message> held;
+  bool expiry_scheduled = false;
+};
+
+using endpoint_actor = caf::stateful_actor<endpoint_state>;
+
+void schedule_expiry(endpoint_actor* self) {
+  auto& st = self->state;
+  if (st.expiry_scheduled)
+    return;
+  for (auto& h : st.held)
+    if (h.request) {
+      st.expiry_scheduled = true;
+      auto left = h.deadline - clock_type::now();
+      self->delayed_send(
+          self,
+          std::max(std::chrono::duration_cast<std::chrono::milliseconds>(left),
+                   std::chrono::milliseconds{1}),
+          expire_atom::value);
+      return;
+    }
+}
+
+void expire(endpoint_actor* self) {
+  auto& st = self->state;
+  st.expiry_scheduled = false;
+  auto now = clock_type::now();
+  std::deque<held_message> kept;
+  for (auto& h : st.held) {
+    if (h.request && h.deadline <= now)
+      h.promise.deliver(caf::make_error(
+          caf::sec::request_timeout,
+          "the control store was unavailable for " +
+              std::to_string(st.wait.count()) +
+              " ms (gcs_reconnect_timeout_ms); it is restarting or down"));
+    else
+      kept.push_back(std::move(h));
+  }
+  st.held = std::move(kept);
+  schedule_expiry(self);
+}
+
+void attach(endpoint_actor* self, caf::actor gcs) {
+  auto& st = self->state;
+  if (st.gcs)
+    self->demonitor(st.gcs);
+  st.gcs = std::move(gcs);
+  self->monitor(st.gcs);
+  ++st.generation;
+  if (!st.held.empty())
+    st.log->info("the control store is back; forwarding {} messages that "
+                 "waited for it",
+                 st.held.size());
+  for (auto& h : st.held)
+    h.promise.delegate(st.gcs, std::move(h.content));
+  st.held.clear();
+  if (st.generation > 1)
+    for (auto& w : st.watchers)
+      self->send(w, protocol::gcs_restarted{st.generation});
+}
+
+caf::behavior endpoint_behavior(endpoint_actor* self,
+                                std::chrono::milliseconds wait) {
+  auto& st = self->state;
+  st.log = component_logger("gcs");
+  st.wait = wait;
+  install_default_handlers(self, st.log);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    if (st.gcs && msg.source == st.gcs.address()) {
+      auto level = msg.reason == caf::exit_reason::user_shutdown
+                       ? spdlog::level::info
+                       : spdlog::level::warn;
+      st.log->log(level,
+                  "the control store went down ({}); messages to it wait for "
+                  "its restart",
+                  self->system().render(msg.reason));
+      st.gcs = nullptr;
+      return;
+    }
+    auto& ws = st.watchers;
+    ws.erase(std::remove_if(ws.begin(), ws.end(),
+                            [&](const caf::actor& w) {
+                              return w.address() == msg.source;
+                            }),
+             ws.end());
+  });
+  self->set_default_handler(
+      [](caf::scheduled_actor* ptr,
+         caf::message_view& x) -> caf::result<caf::message> {
+        auto self = static_cast<endpoint_actor*>(ptr);
+        auto& st = self->state;
+        if (st.gcs)
+          return self->delegate(st.gcs, x.move_content_to_message());
+        auto rp = self->make_response_promise();
+        held_message h;
+        h.request = rp.pending() && !rp.async();
+        h.deadline = clock_type::now() + st.wait;
+        h.content = x.move_content_to_message();
+        h.promise = rp;
+        st.held.push_back(std::move(h));
+        schedule_expiry(self);
+        return rp;
+      });
+  return {
+      [self](protocol::gcs_attach& msg) { attach(self, std::move(msg.gcs)); },
+      [self](protocol::watch_gcs& msg) {
+        self->monitor(msg.watcher);
+        self->state.watchers.push_back(std::move(msg.watcher));
+      },
+      [self](expire_atom) { expire(self); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_gcs_endpoint(caf::actor_system& sys,
+                              std::chrono::milliseconds wait) {
+  return sys.spawn(endpoint_behavior, wait);
+}
+
+} // namespace prism::actors

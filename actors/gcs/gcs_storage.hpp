@@ -1,0 +1,83 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "control_store.hpp"
+
+namespace prism::actors {
+
+/// The control store's tables on disk, written by a thread of its own so
+/// that an fsync never blocks a scheduler thread. Changes queue up and
+/// commit in groups: every change queued while one commit runs goes into the
+/// next, so a slow disk costs latency, not throughput. Each commit is
+/// reported to the listener, which acknowledges the requests it covers.
+class gcs_storage {
+public:
+  /// Called on the writer thread after each commit: every change numbered
+  /// `up_to` or lower is durable, or, if `failure` is not empty, the changes
+  /// since the last report failed.
+  using listener =
+      std::function<void(std::uint64_t up_to, std::string failure)>;
+
+  /// Opens the store at `path` (creating it if missing) and reads its
+  /// tables. Throws `persistence::store_error` if the store is corrupt, of
+  /// another schema version, or unreadable.
+  static std::shared_ptr<gcs_storage> open(const std::string& path, bool sync);
+
+  ~gcs_storage();
+
+  gcs_storage(const gcs_storage&) = delete;
+  gcs_storage& operator=(const gcs_storage&) = delete;
+
+  /// The tables as recovered by `open`, and what recovery repaired; moved
+  /// out by the first call.
+  persistence::recovery take_recovered();
+
+  /// Sets who hears of commits. Thread-safe.
+  void set_listener(listener l);
+
+  /// Queues `b` and returns its number; numbers count up from 1. Changes
+  /// commit in the order they were queued. Thread-safe.
+  std::uint64_t submit(persistence::write_batch b);
+
+  /// The number of the last change queued.
+  std::uint64_t last_submitted() const;
+
+  /// Commits what is queued and closes the store. Idempotent.
+  void close();
+
+  /// Closes the store as a crash of the control store would: what is queued
+  /// and not yet committed is dropped (none of it was acknowledged).
+  void crash();
+
+  const std::string& path() const noexcept {
+    return path_;
+  }
+
+private:
+  gcs_storage(persistence::control_store store, std::string path);
+
+  void run();
+  void stop(bool drain);
+
+  std::string path_;
+  persistence::control_store store_;
+  persistence::recovery recovered_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<persistence::write_batch> queue_; // guarded by mu_
+  std::uint64_t submitted_ = 0;                // guarded by mu_
+  listener listener_;                          // guarded by mu_
+  bool stopping_ = false;                      // guarded by mu_
+  bool drain_ = true;                          // guarded by mu_
+  std::thread writer_;
+};
+
+} // namespace prism::actors
