@@ -101,10 +101,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
       std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);
   set_gcs_wait(std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
   try {
-    open_storage();
-    gcs_ = spawn_gcs_endpoint(
-        *sys_, std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
-    spawn_gcs_instance(gcs_start::fresh_cluster);
+    start_control_store();
     for (auto& n : nodes)
       add_node(n);
     driver_ = make_driver(cfg.ns.empty() ? anonymous_namespace() : cfg.ns);
@@ -114,7 +111,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
   }
 }
 
-void embedded_cluster::open_storage() {
+void embedded_cluster::start_control_store() {
   storage_path_ = cfg_.storage_path;
   if (storage_path_.empty()) {
     auto pattern =
@@ -127,40 +124,50 @@ void embedded_cluster::open_storage() {
     storage_path_ = pattern;
     temporary_storage_ = true;
   }
-  storage_ = open_gcs_storage(storage_path_, cfg_.storage_sync);
+  auto open = [path = storage_path_, sync = cfg_.storage_sync] {
+    return open_gcs_storage(path, sync);
+  };
+  // Opened here first, so that a store that cannot be used fails `init`.
+  auto storage = open();
+  gcs_ = spawn_gcs_endpoint(
+      *sys_, std::chrono::milliseconds{cfg_.gcs_reconnect_timeout_ms});
+  gcs_keeper_config kc;
+  kc.endpoint = gcs_;
+  kc.open_storage = open;
+  kc.recovery_grace = std::chrono::milliseconds{cfg_.gcs_recovery_grace_ms};
+  keeper_ = spawn_gcs_keeper(*sys_, std::move(kc), std::move(storage));
 }
 
-void embedded_cluster::spawn_gcs_instance(gcs_start start) {
-  gcs_config gc;
-  gc.storage = storage_;
-  gc.start = start;
-  gc.recovery_grace = std::chrono::milliseconds{cfg_.gcs_recovery_grace_ms};
-  gcs_instance_ = spawn_gcs(*sys_, gc);
-  caf::anon_send(gcs_, protocol::gcs_attach{gcs_instance_});
+bool embedded_cluster::ask_keeper_bool(caf::atom_value what) {
+  if (!keeper_)
+    return false;
+  bool result = false;
+  caf::scoped_actor self{*sys_};
+  self->request(keeper_, control_timeout, what)
+      .receive([&](bool x) { result = x; }, [](caf::error&) {});
+  return result;
 }
 
 bool embedded_cluster::stop_gcs() {
-  if (!gcs_instance_)
-    return false;
-  caf::scoped_actor self{*sys_};
-  self->monitor(gcs_instance_);
-  self->send_exit(gcs_instance_, caf::exit_reason::kill);
-  self->receive([](const caf::down_msg&) {},
-                caf::after(control_timeout) >> [] {});
-  gcs_instance_ = nullptr;
-  // Changes queued and not yet committed were never acknowledged: a crash
-  // loses them.
-  storage_->crash();
-  storage_.reset();
-  return true;
+  return ask_keeper_bool(gcs_stop_atom::value);
 }
 
 bool embedded_cluster::start_gcs() {
-  if (gcs_instance_)
+  if (!keeper_)
     return false;
-  storage_ = open_gcs_storage(storage_path_, cfg_.storage_sync);
-  spawn_gcs_instance(gcs_start::restart);
-  return true;
+  bool started = false;
+  std::string why;
+  caf::scoped_actor self{*sys_};
+  self->request(keeper_, control_timeout, gcs_start_atom::value)
+      .receive(
+          [&](bool ok, std::string& failure) {
+            started = ok;
+            why = std::move(failure);
+          },
+          [&](caf::error& err) { why = sys_->render(err); });
+  if (!why.empty())
+    throw invalid_argument_error(why);
+  return started;
 }
 
 embedded_cluster::~embedded_cluster() {
@@ -255,9 +262,10 @@ void embedded_cluster::stop() {
       if (auto p = d.lock())
         drivers.push_back(std::move(p));
   }
+  bool gcs_up = ask_keeper_bool(gcs_up_atom::value);
   for (auto& d : drivers) {
     d->fail_all(err);
-    if (gcs_instance_) {
+    if (gcs_up) {
       // Acknowledged, hence durable: the next cluster on this storage knows
       // the job ended and its non-detached actors with it.
       caf::scoped_actor self{*sys_};
@@ -276,17 +284,10 @@ void embedded_cluster::stop() {
   // The control store goes before the nodes: what it has stored stays as
   // it is, so detached actors come back when a cluster starts again on the
   // same storage.
-  if (gcs_instance_) {
-    caf::scoped_actor self{*sys_};
-    self->monitor(gcs_instance_);
-    self->send_exit(gcs_instance_, caf::exit_reason::user_shutdown);
-    self->receive([](const caf::down_msg&) {},
-                  caf::after(control_timeout) >> [] {});
-    gcs_instance_ = nullptr;
-  }
-  if (storage_) {
-    storage_->close();
-    storage_.reset();
+  if (keeper_) {
+    ask_keeper_bool(gcs_close_atom::value);
+    caf::anon_send_exit(keeper_, caf::exit_reason::user_shutdown);
+    keeper_ = nullptr;
   }
   if (gcs_)
     caf::anon_send_exit(gcs_, caf::exit_reason::user_shutdown);

@@ -17,8 +17,6 @@
 
 namespace prism::actors {
 
-class gcs_storage;
-
 /// A whole cluster inside one process: the control store, one or more nodes
 /// (raylets with their workers and actors), and the drivers of its jobs.
 /// `prism::init` makes one with one node; `testing::local_cluster` with
@@ -100,8 +98,9 @@ private:
   };
 
   void stop();
-  void open_storage();
-  void spawn_gcs_instance(gcs_start start);
+  void start_control_store();
+  /// Asks the keeper; false if it does not answer.
+  bool ask_keeper_bool(caf::atom_value what);
   std::shared_ptr<owner_client> make_driver(const std::string& ns);
 
   config cfg_;
@@ -109,10 +108,10 @@ private:
   std::unique_ptr<caf::actor_system> sys_;
   std::shared_ptr<owner_directory> directory_;
   std::shared_ptr<executor> actor_pool_;
-  /// The endpoint everyone talks to, and the control store behind it now.
+  /// The endpoint everyone talks to, and the supervisor of the control
+  /// store behind it.
   caf::actor gcs_;
-  caf::actor gcs_instance_;
-  std::shared_ptr<gcs_storage> storage_;
+  caf::actor keeper_;
   std::string storage_path_;
   /// Whether the storage is a temporary directory that `stop` removes.
   bool temporary_storage_ = false;

@@ -241,6 +241,18 @@ void on_committed(gcs_actor* self, std::uint64_t up_to,
           "the control store could not write the change durably: " + failure));
     st.held.pop_front();
   }
+  if (!failure.empty()) {
+    // Memory now holds changes the disk does not: serving them would show
+    // callers what a restart forgets. Stop, and let the keeper start a
+    // control store again from what is durable. Requests still held are
+    // asked again of it.
+    st.log->error("stopping: the control store's storage failed a write ({}); "
+                  "it restarts from what is durable",
+                  failure);
+    self->quit(
+        caf::make_error(caf::sec::runtime_error,
+                        "the control store's storage failed: " + failure));
+  }
 }
 
 // -- nodes --------------------------------------------------------------------
@@ -852,14 +864,15 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         auto& st = self->state;
         protocol::actor_found result;
         auto n = st.named.find({msg.ns, msg.name});
-        if (n == st.named.end())
-          return result;
-        if (auto a = st.actors.find(n->second); a != st.actors.end()) {
-          result.found = true;
-          result.actor = a->second.spec.id;
-          result.class_tag = a->second.spec.class_tag;
-        }
-        return result;
+        if (n != st.named.end())
+          if (auto a = st.actors.find(n->second); a != st.actors.end()) {
+            result.found = true;
+            result.actor = a->second.spec.id;
+            result.class_tag = a->second.spec.class_tag;
+          }
+        // Reads wait for the writes before them to be durable: no caller
+        // sees a name or value that a crash could still take back.
+        return reply_when_durable(self, caf::make_message(result));
       },
       [self](const protocol::kill_actor& msg) {
         auto& st = self->state;
@@ -908,7 +921,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
           result.found = true;
           result.value = i->second;
         }
-        return result;
+        return reply_when_durable(self, caf::make_message(result));
       },
       [self](const protocol::kv_del& msg) {
         auto& st = self->state;
@@ -921,7 +934,8 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         return reply_when_durable(self, caf::make_message(existed));
       },
       [self](const protocol::kv_keys& msg) {
-        return kv_keys(self->state, msg);
+        return reply_when_durable(self,
+                                  caf::make_message(kv_keys(self->state, msg)));
       },
   };
 }

@@ -11,9 +11,15 @@ std::shared_ptr<gcs_storage> gcs_storage::open(const std::string& path,
   persistence::store_options opts;
   opts.path = path;
   opts.sync = sync;
+  return open(opts);
+}
+
+std::shared_ptr<gcs_storage>
+gcs_storage::open(const persistence::store_options& opts) {
   auto store = persistence::control_store::open(opts);
   auto recovered = store.recover();
-  std::shared_ptr<gcs_storage> result{new gcs_storage(std::move(store), path)};
+  std::shared_ptr<gcs_storage> result{
+      new gcs_storage(std::move(store), opts.path)};
   result->recovered_ = std::move(recovered);
   return result;
 }

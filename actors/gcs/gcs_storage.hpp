@@ -31,6 +31,10 @@ public:
   /// another schema version, or unreadable.
   static std::shared_ptr<gcs_storage> open(const std::string& path, bool sync);
 
+  /// As above, with every store option (e.g. a file system of its own).
+  static std::shared_ptr<gcs_storage>
+  open(const persistence::store_options& opts);
+
   ~gcs_storage();
 
   gcs_storage(const gcs_storage&) = delete;

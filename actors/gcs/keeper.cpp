@@ -1,0 +1,200 @@
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "common/handlers.hpp"
+#include "common/log.hpp"
+#include "gcs/gcs.hpp"
+#include "gcs/gcs_storage.hpp"
+#include "protocol/gcs_restart.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+using retry_atom = caf::atom_constant<caf::atom("gcs_retry")>;
+
+constexpr std::chrono::milliseconds first_backoff{10};
+
+struct keeper_state {
+  static inline const char* name = "gcs_keeper";
+
+  /// What the keeper does when the control store goes down.
+  enum class on_down {
+    /// It died unasked: start it again.
+    restart,
+    /// `gcs_stop_atom`: leave it down.
+    stay_down,
+    /// `gcs_close_atom`: close the storage and end the keeper.
+    close,
+  };
+
+  std::shared_ptr<spdlog::logger> log;
+  gcs_keeper_config cfg;
+  std::shared_ptr<gcs_storage> storage;
+  caf::actor instance;
+  on_down next = on_down::restart;
+  /// Requests answered once the control store is down.
+  std::vector<caf::response_promise> waiting;
+  std::chrono::milliseconds backoff = first_backoff;
+  bool retry_scheduled = false;
+
+  keeper_state() = default;
+  keeper_state(const keeper_state&) = delete;
+  keeper_state& operator=(const keeper_state&) = delete;
+
+  ~keeper_state() {
+    // Ended without `gcs_close_atom` (an exit message): the control store
+    // goes too, and the storage closes behind it.
+    if (instance)
+      caf::anon_send_exit(instance, caf::exit_reason::user_shutdown);
+    if (storage)
+      storage->close();
+  }
+};
+
+using keeper_actor = caf::stateful_actor<keeper_state>;
+
+void spawn_instance(keeper_actor* self, gcs_start start) {
+  auto& st = self->state;
+  gcs_config gc;
+  gc.storage = st.storage;
+  gc.start = start;
+  gc.recovery_grace = st.cfg.recovery_grace;
+  st.instance = spawn_gcs(self->system(), std::move(gc));
+  self->monitor(st.instance);
+  self->send(st.cfg.endpoint, protocol::gcs_attach{st.instance});
+}
+
+/// Opens the storage and starts a control store that recovers from it;
+/// returns why not, or an empty string.
+std::string try_start(keeper_actor* self) {
+  auto& st = self->state;
+  try {
+    st.storage = st.cfg.open_storage();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  spawn_instance(self, gcs_start::restart);
+  st.backoff = first_backoff;
+  return {};
+}
+
+void schedule_retry(keeper_actor* self, std::chrono::milliseconds after) {
+  auto& st = self->state;
+  if (st.retry_scheduled)
+    return;
+  st.retry_scheduled = true;
+  self->delayed_send(self, after, retry_atom::value);
+}
+
+void retry(keeper_actor* self) {
+  auto& st = self->state;
+  st.retry_scheduled = false;
+  if (st.instance || st.next != keeper_state::on_down::restart)
+    return;
+  auto why = try_start(self);
+  if (why.empty()) {
+    st.log->info("the control store restarted from its storage");
+    return;
+  }
+  st.log->warn("the control store's storage cannot be opened ({}); trying "
+               "again in {} ms",
+               why, st.backoff.count());
+  schedule_retry(self, st.backoff);
+  st.backoff = std::min(st.backoff * 2, st.cfg.max_backoff);
+}
+
+void instance_down(keeper_actor* self, const caf::error& reason) {
+  auto& st = self->state;
+  st.instance = nullptr;
+  if (st.storage) {
+    // Closing commits what is queued; a crash drops it, as none of it was
+    // acknowledged.
+    if (st.next == keeper_state::on_down::close)
+      st.storage->close();
+    else
+      st.storage->crash();
+    st.storage.reset();
+  }
+  for (auto& rp : st.waiting)
+    rp.deliver(true);
+  st.waiting.clear();
+  switch (st.next) {
+  case keeper_state::on_down::close:
+    self->quit();
+    return;
+  case keeper_state::on_down::stay_down:
+    return;
+  case keeper_state::on_down::restart:
+    st.log->error("the control store stopped ({}); starting it again from "
+                  "its storage",
+                  self->system().render(reason));
+    schedule_retry(self, std::chrono::milliseconds{0});
+    return;
+  }
+}
+
+caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
+                              std::shared_ptr<gcs_storage> storage) {
+  auto& st = self->state;
+  st.log = component_logger("gcs");
+  st.cfg = std::move(cfg);
+  st.storage = std::move(storage);
+  install_default_handlers(self, st.log);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    if (self->state.instance && msg.source == self->state.instance.address())
+      instance_down(self, msg.reason);
+  });
+  spawn_instance(self, gcs_start::fresh_cluster);
+  return {
+      [self](gcs_stop_atom) -> caf::result<bool> {
+        auto& st = self->state;
+        st.next = keeper_state::on_down::stay_down;
+        if (!st.instance)
+          return false;
+        self->send_exit(st.instance, caf::exit_reason::kill);
+        st.waiting.push_back(self->make_response_promise());
+        return st.waiting.back();
+      },
+      [self](gcs_start_atom) -> caf::result<bool, std::string> {
+        auto& st = self->state;
+        if (st.instance)
+          return {false, std::string{}};
+        st.next = keeper_state::on_down::restart;
+        auto why = try_start(self);
+        if (!why.empty())
+          // Not retried: whoever asked hears why.
+          st.next = keeper_state::on_down::stay_down;
+        return {why.empty(), why};
+      },
+      [self](gcs_close_atom) -> caf::result<bool> {
+        auto& st = self->state;
+        st.next = keeper_state::on_down::close;
+        if (!st.instance) {
+          if (st.storage)
+            st.storage->close();
+          self->quit();
+          return true;
+        }
+        self->send_exit(st.instance, caf::exit_reason::user_shutdown);
+        st.waiting.push_back(self->make_response_promise());
+        return st.waiting.back();
+      },
+      [self](gcs_up_atom) { return static_cast<bool>(self->state.instance); },
+      [self](retry_atom) { retry(self); },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_gcs_keeper(caf::actor_system& sys, gcs_keeper_config cfg,
+                            std::shared_ptr<gcs_storage> storage) {
+  return sys.spawn<caf::detached>(keeper_behavior, std::move(cfg),
+                                  std::move(storage));
+}
+
+} // namespace prism::actors
