@@ -109,6 +109,9 @@ struct owner_state {
   std::unordered_map<object_id, std::vector<caf::actor>> waiting_borrowers;
   /// Objects requested from their owners and not answered yet.
   std::unordered_map<object_id, worker_id> fetching;
+  /// Owners this owner fetched from, watched so that a fetch from one that
+  /// dies fails instead of waiting forever.
+  std::unordered_map<caf::actor_addr, worker_id> watched_owners;
 };
 
 using owner_actor = caf::stateful_actor<owner_state>;
@@ -215,6 +218,18 @@ void object_arrived(owner_actor* self, protocol::object_reply& reply) {
                         reply.ok ? nullptr : &reply.error);
 }
 
+// The fetch of `id` fails: its owner died, and what it knew of the object
+// with it.
+void owner_died(owner_actor* self, const object_id& id,
+                const worker_id& owner) {
+  protocol::object_reply reply;
+  reply.id = id;
+  reply.error.code = errc::owner_died;
+  reply.error.message = "the owner of object " + id.hex() + " (worker " +
+                        owner.hex() + ") died; the object cannot be fetched";
+  object_arrived(self, reply);
+}
+
 void request_object(owner_actor* self, const object_id& id,
                     const worker_id& owner) {
   auto& st = self->state;
@@ -222,14 +237,24 @@ void request_object(owner_actor* self, const object_id& id,
     return;
   auto handle = st.cfg.directory->find(owner);
   if (!handle) {
-    protocol::object_reply reply;
-    reply.id = id;
-    reply.error.code = errc::internal;
-    reply.error.message = "the owner of object " + id.hex() + " is gone";
-    object_arrived(self, reply);
+    owner_died(self, id, owner);
     return;
   }
+  if (st.watched_owners.emplace(handle.address(), owner).second)
+    self->monitor(handle);
   self->send(handle, protocol::object_request{id, self_handle(self)});
+}
+
+// An owner this one fetched from is gone: its objects not received yet never
+// will be.
+void fetched_owner_gone(owner_actor* self, const worker_id& owner) {
+  auto& st = self->state;
+  std::vector<object_id> lost;
+  for (auto& [id, from] : st.fetching)
+    if (from == owner)
+      lost.push_back(id);
+  for (auto& id : lost)
+    owner_died(self, id, owner);
 }
 
 // -- task lifecycle -----------------------------------------------------------
@@ -559,8 +584,17 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->monitor(self->state.cfg.raylet);
   self->state.watched_raylets.insert(self->state.cfg.raylet.address());
   self->set_down_handler([self](caf::down_msg& msg) {
-    if (self->state.watched_raylets.count(msg.source) > 0)
+    auto& st = self->state;
+    if (st.watched_raylets.count(msg.source) > 0) {
       raylet_gone(self, msg.source);
+      return;
+    }
+    if (auto o = st.watched_owners.find(msg.source);
+        o != st.watched_owners.end()) {
+      auto owner = o->second;
+      st.watched_owners.erase(o);
+      fetched_owner_gone(self, owner);
+    }
   });
   return {
       [self](protocol::submit_task& msg) { submit(self, std::move(msg.spec)); },

@@ -30,6 +30,8 @@ const char* to_string(errc code) noexcept {
     return "actor_died";
   case errc::gcs_unavailable:
     return "gcs_unavailable";
+  case errc::owner_died:
+    return "owner_died";
   }
   return "unknown";
 }
@@ -80,6 +82,8 @@ void throw_error(const error_info& info) {
     throw actor_died_error(info.message);
   case errc::gcs_unavailable:
     throw gcs_unavailable_error(info.message);
+  case errc::owner_died:
+    throw owner_died_error(info.message);
   default:
     throw error(info.code, info.message);
   }

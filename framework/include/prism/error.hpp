@@ -34,6 +34,9 @@ enum class errc : std::uint8_t {
   /// The control store did not answer in time: it is restarting or down, or
   /// could not make a change durable. Retryable.
   gcs_unavailable,
+  /// The driver or worker that owns an object died, and with it what it knew
+  /// of the object. Not retryable: the same ref cannot be fetched again.
+  owner_died,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -153,6 +156,14 @@ class gcs_unavailable_error : public error {
 public:
   explicit gcs_unavailable_error(const std::string& message)
       : error(errc::gcs_unavailable, message) {}
+};
+
+/// The object's owner (the driver or worker whose call made it) died, so the
+/// object cannot be fetched. The message names the object and the owner.
+class owner_died_error : public error {
+public:
+  explicit owner_died_error(const std::string& message)
+      : error(errc::owner_died, message) {}
 };
 
 /// An API call needs a running Prism (`prism::init`).
