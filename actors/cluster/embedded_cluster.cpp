@@ -393,6 +393,28 @@ std::optional<node_id> embedded_cluster::actor_node(const actor_id& id) {
   return result;
 }
 
+std::optional<resource_map>
+embedded_cluster::available_resources(const node_id& id) {
+  caf::actor raylet;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto& n : nodes_)
+      if (n.alive && n.id == id)
+        raylet = n.raylet;
+  }
+  if (!raylet)
+    return std::nullopt;
+  std::optional<resource_map> result;
+  caf::scoped_actor self{*sys_};
+  self->request(raylet, control_timeout, protocol::query_resources{})
+      .receive(
+          [&](const protocol::node_resources& r) {
+            result = r.available.to_map();
+          },
+          [](caf::error&) {});
+  return result;
+}
+
 std::size_t embedded_cluster::num_workers() {
   std::vector<caf::actor> raylets;
   {
@@ -578,6 +600,12 @@ void local_cluster::restart_gcs() {
 bool local_cluster::kill_actor(const actor_id& id) {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::running_cluster().kill_actor(id);
+}
+
+std::optional<resource_map>
+local_cluster::available_resources(const node_id& id) const {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().available_resources(id);
 }
 
 std::optional<node_id> local_cluster::actor_node(const actor_id& id) const {

@@ -64,6 +64,9 @@ public:
   /// The node an alive actor lives on.
   std::optional<node_id> actor_node(const actor_id& id);
 
+  /// What a live node has free now; nothing if it is dead or unknown.
+  std::optional<resource_map> available_resources(const node_id& id);
+
   /// Live workers on all nodes.
   std::size_t num_workers();
 

@@ -67,6 +67,14 @@ struct held_reply {
   caf::message reply;
 };
 
+/// A message that tells others of a change (an actor's new state, where to
+/// host it), held until that change is durable.
+struct held_send {
+  std::uint64_t after = 0;
+  caf::actor to;
+  caf::message content;
+};
+
 struct gcs_state {
   static inline const char* name = "gcs";
 
@@ -88,6 +96,8 @@ struct gcs_state {
   /// Every change numbered up to this one is durable.
   std::uint64_t committed = 0;
   std::deque<held_reply> held;
+  /// Messages held until the changes before them are durable, in order.
+  std::deque<held_send> held_sends;
   /// The user key-value table, by namespace and key.
   std::map<std::pair<std::string, std::string>, std::string> kv;
 
@@ -227,10 +237,29 @@ caf::response_promise reply_when_durable(gcs_actor* self, caf::message reply) {
   return rp;
 }
 
+/// Sends `content` to `to` once every change made so far is durable: no one
+/// acts on a change (an owner on an actor's new state, a raylet on where to
+/// host it) that a crash of the control store could still take back.
+void send_when_durable(gcs_actor* self, const caf::actor& to,
+                       caf::message content) {
+  auto& st = self->state;
+  auto after = st.storage ? st.storage->last_submitted() : 0;
+  if (after <= st.committed)
+    self->send(to, std::move(content));
+  else
+    st.held_sends.push_back(held_send{after, to, std::move(content)});
+}
+
 void on_committed(gcs_actor* self, std::uint64_t up_to,
                   const std::string& failure) {
   auto& st = self->state;
   st.committed = std::max(st.committed, up_to);
+  while (failure.empty() && !st.held_sends.empty() &&
+         st.held_sends.front().after <= up_to) {
+    auto& h = st.held_sends.front();
+    self->send(h.to, std::move(h.content));
+    st.held_sends.pop_front();
+  }
   while (!st.held.empty() && st.held.front().after <= up_to) {
     auto& h = st.held.front();
     if (failure.empty())
@@ -277,9 +306,9 @@ protocol::actor_update update_of(const actor_entry& a) {
 }
 
 void publish(gcs_actor* self, const actor_entry& a) {
-  auto update = update_of(a);
+  auto update = caf::make_message(update_of(a));
   for (auto& s : a.subscribers)
-    self->send(s, update);
+    send_when_durable(self, s, update);
 }
 
 void release_node(gcs_actor* self, actor_entry& a) {
@@ -319,7 +348,9 @@ void place(gcs_actor* self, actor_entry& a) {
   }
   a.node = best->info.node;
   occupy_node(self, a);
-  self->send(best->info.raylet, protocol::host_actor{a.spec, a.incarnation});
+  send_when_durable(
+      self, best->info.raylet,
+      caf::make_message(protocol::host_actor{a.spec, a.incarnation}));
 }
 
 void place_unplaced(gcs_actor* self) {
@@ -685,7 +716,7 @@ void resubscribe(gcs_actor* self, protocol::resubscribe_actors& msg) {
       u.actor = id;
       u.state = actor_state::dead;
       u.death_cause = "no such actor is known to the control store";
-      self->send(msg.owner, u);
+      send_when_durable(self, msg.owner, caf::make_message(u));
       continue;
     }
     auto& a = i->second;
@@ -700,7 +731,7 @@ void resubscribe(gcs_actor* self, protocol::resubscribe_actors& msg) {
       owned.push_back(id);
     }
     if (!a.recovering)
-      self->send(msg.owner, update_of(a));
+      send_when_durable(self, msg.owner, caf::make_message(update_of(a)));
   }
 }
 
@@ -850,14 +881,15 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
           u.actor = msg.actor;
           u.state = actor_state::dead;
           u.death_cause = "no such actor is known to the control store";
-          self->send(msg.subscriber, u);
+          send_when_durable(self, msg.subscriber, caf::make_message(u));
           return;
         }
         auto& subs = a->second.subscribers;
         if (std::find(subs.begin(), subs.end(), msg.subscriber) == subs.end())
           subs.push_back(msg.subscriber);
         if (!a->second.recovering)
-          self->send(msg.subscriber, update_of(a->second));
+          send_when_durable(self, msg.subscriber,
+                            caf::make_message(update_of(a->second)));
       },
       [self](protocol::resubscribe_actors& msg) { resubscribe(self, msg); },
       [self](const protocol::lookup_actor& msg) {

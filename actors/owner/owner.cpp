@@ -11,6 +11,7 @@
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
+#include "prism/internal/task_state.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -46,6 +47,8 @@ constexpr double short_task_ns = 200'000;
 
 struct task_entry {
   internal::task_spec spec;
+  /// Changed only by `set_state`.
+  internal::task_state state = internal::task_state::waiting_args;
   /// Retries left; -1 retries forever.
   std::int32_t retries_left = 0;
   std::size_t missing_args = 0;
@@ -112,6 +115,23 @@ struct owner_state {
   /// Owners this owner fetched from, watched so that a fetch from one that
   /// dies fails instead of waiting forever.
   std::unordered_map<caf::actor_addr, worker_id> watched_owners;
+  owner_state() = default;
+  owner_state(const owner_state&) = delete;
+  owner_state& operator=(const owner_state&) = delete;
+
+  ~owner_state() {
+    // Nothing completes what is still pending once the owner is gone (its
+    // worker's node died, or the cluster stops): whoever waits in `get` on
+    // its driver or worker thread hears so.
+    detail::error_info err;
+    err.code = errc::owner_died;
+    err.message = "the owner of this object (worker " + cfg.self.hex() +
+                  ") ended before it was ready";
+    if (cfg.routes)
+      cfg.routes->fail_all(err);
+    if (cfg.store)
+      cfg.store->fail_all_pending(err);
+  }
 };
 
 using owner_actor = caf::stateful_actor<owner_state>;
@@ -122,6 +142,18 @@ caf::actor self_handle(owner_actor* self) {
 
 std::string key_of(const internal::task_spec& spec) {
   return std::to_string(spec.job.value) + '|' + spec.resources.to_string();
+}
+
+// Every change of a task's state goes through here: the table in
+// task_state.hpp decides, and an impossible change is logged and refused.
+bool set_state(owner_actor* self, task_entry& t, internal::task_state to) {
+  auto from = t.state;
+  if (internal::transition(t.state, to))
+    return true;
+  self->state.log->error("task {} ({}): impossible change {} -> {}, ignored",
+                         t.spec.id.hex(), t.spec.display_name(),
+                         internal::to_string(from), internal::to_string(to));
+  return false;
 }
 
 detail::error_info worker_died_error(const task_entry& t,
@@ -272,7 +304,8 @@ void end_task(owner_actor* self,
 void finish_task(owner_actor* self, const task_id& tid, detail::value&& v) {
   auto& st = self->state;
   auto t = st.tasks.find(tid);
-  if (t == st.tasks.end())
+  if (t == st.tasks.end() ||
+      !set_state(self, t->second, internal::task_state::finished))
     return;
   st.cfg.store->complete(t->second.spec.return_id(), std::move(v));
   end_task(self, t);
@@ -282,7 +315,8 @@ void fail_task(owner_actor* self, const task_id& tid,
                const detail::error_info& err) {
   auto& st = self->state;
   auto t = st.tasks.find(tid);
-  if (t == st.tasks.end())
+  if (t == st.tasks.end() ||
+      !set_state(self, t->second, internal::task_state::failed))
     return;
   if (!t->second.actor_call.nil()) {
     st.cfg.routes->fail_call(t->second.actor_call, tid, err);
@@ -388,6 +422,8 @@ void maybe_idle(owner_actor* self, lease_entry& l) {
 
 void push(owner_actor* self, const task_id& tid, lease_entry& lease) {
   auto& t = self->state.tasks[tid];
+  if (!set_state(self, t, internal::task_state::running))
+    return;
   t.lease_id = lease.id;
   lease.in_flight.push_back(tid);
   self->send(lease.handle,
@@ -431,10 +467,14 @@ void enqueue(owner_actor* self, const task_id& tid) {
   auto& st = self->state;
   auto& t = st.tasks[tid];
   if (!t.actor_call.nil()) {
+    if (!set_state(self, t, internal::task_state::forwarded))
+      return;
     st.cfg.routes->resolved(t.actor_call, tid, std::move(t.spec.args));
     st.tasks.erase(tid);
     return;
   }
+  if (!set_state(self, t, internal::task_state::queued))
+    return;
   auto [q, added] = st.queues.try_emplace(t.key);
   if (added) {
     q->second.resources = t.spec.resources;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "prism/ids.hpp"
+#include "prism/internal/resource_set.hpp"
 
 namespace prism::protocol {
 
@@ -48,6 +49,28 @@ struct count_workers {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, count_workers& x) {
   return f(x.unused);
+}
+
+/// anyone -> raylet: what the node has and what is free now. Answered with
+/// `node_resources`.
+struct query_resources {
+  std::uint32_t unused = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, query_resources& x) {
+  return f(x.unused);
+}
+
+struct node_resources {
+  node_id node;
+  internal::resource_set total;
+  internal::resource_set available;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_resources& x) {
+  return f(static_cast<unique_id&>(x.node), x.total, x.available);
 }
 
 } // namespace prism::protocol

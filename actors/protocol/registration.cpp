@@ -17,6 +17,8 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<worker_unblocked>("prism.worker_unblocked");
   cfg.add_message_type<kill_worker>("prism.kill_worker");
   cfg.add_message_type<count_workers>("prism.count_workers");
+  cfg.add_message_type<query_resources>("prism.query_resources");
+  cfg.add_message_type<node_resources>("prism.node_resources");
   cfg.add_message_type<add_node>("prism.add_node");
   cfg.add_message_type<node_added>("prism.node_added");
   cfg.add_message_type<node_info>("prism.node_info");

@@ -155,6 +155,18 @@ void schedule(raylet_actor* self) {
   }
 }
 
+// A worker dies as a crash would: its owner goes at once, even while the
+// worker is busy in user code (which handles its exit only when that code
+// returns), so what the owner holds is lost and borrowers find it gone.
+void kill_owner_of(raylet_actor* self, const worker_id& id,
+                   const caf::error& reason) {
+  auto& dir = *self->state.cfg.directory;
+  if (auto owner = dir.find(id)) {
+    dir.remove(id);
+    self->send_exit(owner, reason);
+  }
+}
+
 void end_lease(raylet_actor* self, std::uint64_t lease_id) {
   auto& st = self->state;
   auto i = st.leases.find(lease_id);
@@ -226,8 +238,11 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
     }
   });
   self->set_exit_handler([self](caf::exit_msg& msg) {
-    // Going down takes every worker of the node with it.
-    for (auto& h : self->state.pool.handles())
+    // Going down takes every worker of the node with it, and their owners.
+    auto& st = self->state;
+    for (auto& id : st.pool.ids())
+      kill_owner_of(self, id, msg.reason);
+    for (auto& h : st.pool.handles())
       self->send_exit(h, msg.reason);
     for (auto& [addr, h] : self->state.hosts)
       self->send_exit(h.host, msg.reason);
@@ -274,8 +289,14 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         auto handle = w->handle;
         self->demonitor(handle);
         worker_gone(self, msg.worker, "killed by fault injection");
+        kill_owner_of(self, msg.worker, caf::exit_reason::kill);
         self->send_exit(handle, caf::exit_reason::kill);
         return true;
+      },
+      [self](const protocol::query_resources&) {
+        auto& st = self->state;
+        return protocol::node_resources{st.cfg.node, st.cfg.resources,
+                                        st.available};
       },
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());

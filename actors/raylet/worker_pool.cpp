@@ -89,4 +89,11 @@ std::vector<caf::actor> worker_pool::handles() const {
   return result;
 }
 
+std::vector<worker_id> worker_pool::ids() const {
+  std::vector<worker_id> result;
+  for (auto& [id, w] : workers_)
+    result.push_back(id);
+  return result;
+}
+
 } // namespace prism::actors

@@ -56,6 +56,9 @@ public:
 
   std::vector<caf::actor> handles() const;
 
+  /// Every worker's id.
+  std::vector<worker_id> ids() const;
+
 private:
   std::unordered_map<worker_id, worker> workers_;
   std::vector<worker_id> idle_;

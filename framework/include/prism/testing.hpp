@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,11 @@ bool kill_worker(const worker_id& id);
 
 /// Number of live workers on all nodes of the embedded cluster.
 std::size_t num_workers();
+
+/// How many impossible task state changes the owners of this process
+/// refused (each is also logged). Stays 0 unless Prism has a bug; failure
+/// tests check it.
+std::uint64_t illegal_task_transitions();
 
 /// The directory of the embedded cluster's control-store tables: the
 /// configured `storage_path`, or the temporary directory shutdown removes.
@@ -79,6 +85,11 @@ public:
   /// `config::gcs_reconnect_timeout_ms`); `start_gcs` starts a new one.
   void stop_gcs();
   void start_gcs();
+
+  /// The resources free on a node now (its total minus what leases and
+  /// actors hold); nothing if the node is dead or unknown. Once the work on
+  /// it is done and no actor lives there, this is the node's total again.
+  std::optional<resource_map> available_resources(const node_id& id) const;
 
   /// The node an actor lives on now, if it is alive.
   std::optional<node_id> actor_node(const actor_id& id) const;

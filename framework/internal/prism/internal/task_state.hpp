@@ -1,0 +1,81 @@
+#pragma once
+
+// The life of a task at its owner, as one table of allowed transitions.
+// Every change of a task's state goes through `transition`, which checks the
+// table: an impossible change is refused, counted and reported to the
+// caller (which logs it), never an abort.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace prism::internal {
+
+enum class task_state : std::uint8_t {
+  /// Submitted; some argument is not ready yet.
+  waiting_args,
+  /// Every argument is ready; waiting for a worker.
+  queued,
+  /// Pushed to a worker, which runs it.
+  running,
+  /// An actor call whose arguments are ready, handed to the actor's route
+  /// (which tracks it from then on). Final at the owner.
+  forwarded,
+  /// Its result is stored. Final.
+  finished,
+  /// Its error is stored. Final.
+  failed,
+};
+
+inline constexpr std::size_t num_task_states = 6;
+
+/// A short, stable name, e.g. "waiting_args".
+const char* to_string(task_state s) noexcept;
+
+/// One allowed change and when it happens.
+struct task_transition {
+  task_state from;
+  task_state to;
+  const char* when;
+};
+
+/// Every allowed change. Nothing leaves `forwarded`, `finished` or `failed`.
+inline constexpr std::array<task_transition, 8> task_transitions{{
+    {task_state::waiting_args, task_state::queued,
+     "its last missing argument arrived"},
+    {task_state::waiting_args, task_state::forwarded,
+     "an actor call's last missing argument arrived"},
+    {task_state::waiting_args, task_state::failed,
+     "an argument failed, or its owner died"},
+    {task_state::queued, task_state::running, "it was pushed to a worker"},
+    {task_state::queued, task_state::failed, "it cannot be scheduled"},
+    {task_state::running, task_state::finished, "its worker returned a value"},
+    {task_state::running, task_state::failed,
+     "it failed and may not be retried"},
+    {task_state::running, task_state::queued,
+     "it failed and is retried (its worker died, or it threw and retries "
+     "exceptions)"},
+}};
+
+/// Whether `from -> to` is in the table.
+constexpr bool allowed(task_state from, task_state to) noexcept {
+  for (const auto& t : task_transitions)
+    if (t.from == from && t.to == to)
+      return true;
+  return false;
+}
+
+/// Whether nothing leaves `s`.
+constexpr bool is_final(task_state s) noexcept {
+  return s == task_state::forwarded || s == task_state::finished ||
+         s == task_state::failed;
+}
+
+/// Moves `s` to `to` if the table allows it and returns true. Otherwise
+/// leaves `s` as it is, counts the attempt, and returns false.
+bool transition(task_state& s, task_state to) noexcept;
+
+/// How many changes `transition` refused in this process.
+std::uint64_t illegal_task_transitions() noexcept;
+
+} // namespace prism::internal
