@@ -32,15 +32,6 @@ prism::worker_id last_worker;
 prism::node_id last_node;
 std::atomic<int> noted{0};
 
-struct in_flight_scope {
-  in_flight_scope() {
-    ++in_flight;
-  }
-  ~in_flight_scope() {
-    --in_flight;
-  }
-};
-
 void note_where() {
   auto ctx = prism::get_runtime_context();
   std::lock_guard<std::mutex> guard{where_mu};
@@ -60,14 +51,14 @@ prism::node_id noted_node() {
 }
 
 std::int64_t plus1(std::int64_t x) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   ++runs;
   note_where();
   return x + 1;
 }
 
 std::int64_t add(std::int64_t a, std::int64_t b) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   ++runs;
   // Stands in for computation, so that kills land while tasks run.
   std::this_thread::sleep_for(std::chrono::milliseconds{2});
@@ -76,7 +67,7 @@ std::int64_t add(std::int64_t a, std::int64_t b) {
 
 /// Says where it runs, then holds until released.
 std::int64_t held(std::int64_t x) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   ++runs;
   note_where();
   wait_until([] { return release.load(); });
@@ -86,7 +77,7 @@ std::int64_t held(std::int64_t x) {
 /// Kills its own worker, every time it runs, then holds until released (a
 /// killed worker's C++ code runs to its end inside this process).
 std::int64_t kills_its_worker(std::int64_t x) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   ++runs;
   prism::testing::kill_worker(prism::get_runtime_context().worker);
   wait_until([] { return release.load(); });

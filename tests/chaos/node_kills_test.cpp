@@ -23,15 +23,6 @@ std::atomic<int> runs{0};
 /// outlived their killed worker before it ends.
 std::atomic<int> in_flight{0};
 
-struct in_flight_scope {
-  in_flight_scope() {
-    ++in_flight;
-  }
-  ~in_flight_scope() {
-    --in_flight;
-  }
-};
-
 /// The sum of the leaves under a node of the tree: leaves are numbered
 /// `base * 2^depth + i`.
 std::int64_t expected_sum(int depth, std::int64_t base) {
@@ -41,7 +32,7 @@ std::int64_t expected_sum(int depth, std::int64_t base) {
 
 /// A leaf does a little work, so that kills land while tasks run.
 std::int64_t leaf(std::int64_t x) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   ++runs;
   // Stands in for computation; no test waits on it.
   std::this_thread::sleep_for(std::chrono::milliseconds{2});
@@ -51,7 +42,7 @@ std::int64_t leaf(std::int64_t x) {
 /// Sums a tree of tasks: each inner node submits its two children (retried
 /// forever) and waits for them.
 std::int64_t tree_sum(int depth, std::int64_t base) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   ++runs;
   if (depth == 0)
     return leaf(base);
@@ -71,7 +62,7 @@ public:
   }
 
   int call(int x) {
-    in_flight_scope scope;
+    prism_test::in_flight_scope scope{in_flight};
     ++echo_runs;
     std::this_thread::sleep_for(std::chrono::milliseconds{1});
     return x;

@@ -37,20 +37,11 @@ std::atomic<bool> restart_gate_open{false};
 /// ones that outlived their killed instance.
 std::atomic<int> in_flight{0};
 
-struct in_flight_scope {
-  in_flight_scope() {
-    ++in_flight;
-  }
-  ~in_flight_scope() {
-    --in_flight;
-  }
-};
-
 /// An actor that keeps a running total.
 class counter {
 public:
   static counter* create(int start) {
-    in_flight_scope scope;
+    prism_test::in_flight_scope scope{in_flight};
     ++builds;
     if (gate_restarts && prism::was_current_actor_restarted()) {
       restart_waiting = true;
@@ -71,7 +62,7 @@ public:
   /// The first instance blocks until released, so a test can kill the actor
   /// while this call runs; a restarted instance returns at once.
   int hold(int x) {
-    in_flight_scope scope;
+    prism_test::in_flight_scope scope{in_flight};
     ++hold_runs;
     if (!prism::was_current_actor_restarted()) {
       hold_started = true;

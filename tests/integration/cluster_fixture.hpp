@@ -67,6 +67,24 @@ bool wait_until(Condition condition,
   return true;
 }
 
+/// Counts, in `counter`, the task or actor bodies that have not returned
+/// yet. A body on a killed worker runs to its end inside this process, so a
+/// test waits for the count to reach 0 before its cluster shuts down.
+class in_flight_scope {
+public:
+  explicit in_flight_scope(std::atomic<int>& counter) : counter_(counter) {
+    ++counter_;
+  }
+  ~in_flight_scope() {
+    --counter_;
+  }
+  in_flight_scope(const in_flight_scope&) = delete;
+  in_flight_scope& operator=(const in_flight_scope&) = delete;
+
+private:
+  std::atomic<int>& counter_;
+};
+
 /// Returns the message of the `actor_died_error` that getting `ref` throws,
 /// or nothing if the call returned. Other errors propagate to the test.
 template <class T>

@@ -20,15 +20,6 @@ std::atomic<bool> child_started{false};
 std::atomic<bool> release{false};
 std::atomic<int> in_flight{0};
 
-struct in_flight_scope {
-  in_flight_scope() {
-    ++in_flight;
-  }
-  ~in_flight_scope() {
-    --in_flight;
-  }
-};
-
 void report_maker() {
   maker_worker = prism::get_runtime_context().worker;
   maker_known = true;
@@ -47,7 +38,7 @@ prism::object_ref<int> put_and_return(int x) {
 
 // Runs until released; its result is owned by the task that submitted it.
 int held_child(int x) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   child_started = true;
   prism_test::wait_until([] { return release.load(); });
   return x;
@@ -56,7 +47,7 @@ int held_child(int x) {
 // Submits `held_child` and returns the ref to its result once it runs (on
 // another worker, as this one is busy until then).
 prism::object_ref<int> submit_held_child(int x) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   auto ref = prism::task(held_child).remote(x);
   prism_test::wait_until([] { return child_started.load(); });
   report_maker();

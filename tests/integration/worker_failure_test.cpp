@@ -23,21 +23,11 @@ std::atomic<bool> held_worker_known{false};
 // return.
 std::atomic<bool> release{false};
 
-/// Counts the runs of `hold_first_attempt` that have not returned yet.
-struct in_flight_scope {
-  in_flight_scope() {
-    ++in_flight;
-  }
-  ~in_flight_scope() {
-    --in_flight;
-  }
-};
-
 // The first run reports its worker and blocks until released, so the test can
 // kill that worker mid-task; a retry returns at once. The deadline keeps the
 // first run from blocking forever if a test fails before releasing it.
 int hold_first_attempt(int x) {
-  in_flight_scope scope;
+  prism_test::in_flight_scope scope{in_flight};
   ++runs;
   auto ctx = prism::get_runtime_context();
   last_attempt = ctx.attempt;
