@@ -56,6 +56,11 @@ std::vector<metric> caf_floor_metrics();
 /// fsync, and recovery of a store of 100,000 actors.
 std::vector<metric> gcs_store_metrics();
 
+/// Work under node kills on a local cluster of its own: nested tasks that
+/// finish right or are wrong or lost, and how soon a node's death is acted
+/// on. Needs Prism not running (each run starts its own cluster).
+std::vector<metric> chaos_metrics();
+
 /// Calls `f`, which performs `ops` operations, and returns operations per
 /// second.
 template <class F>

@@ -189,8 +189,8 @@ BOOST_AUTO_TEST_CASE(break_workers_during_a_tree_reduction) {
     level.push_back(prism::put(std::int64_t{i}));
   int kills = 0;
   {
-    prism_chaos::node_killer killer{cluster, spot_node,
-                                    std::chrono::milliseconds{30}, 1};
+    prism::testing::node_killer killer{cluster, spot_node,
+                                       std::chrono::milliseconds{30}, 1};
     while (level.size() > 1) {
       std::vector<prism::object_ref<std::int64_t>> next;
       for (std::size_t i = 0; i + 1 < level.size(); i += 2)

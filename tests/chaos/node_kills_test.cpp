@@ -113,8 +113,8 @@ BOOST_AUTO_TEST_CASE(nested_tasks_finish_right_under_repeated_node_kills) {
   int roots = 0;
   int kills = 0;
   {
-    prism_chaos::node_killer killer{cluster, worker_node,
-                                    std::chrono::milliseconds{100}, 8548};
+    prism::testing::node_killer killer{cluster, worker_node,
+                                       std::chrono::milliseconds{100}, 8548};
     for (int wave = 0; wave < max_waves && killer.kills() < min_kills; ++wave) {
       std::vector<prism::object_ref<std::int64_t>> refs;
       for (int r = 0; r < roots_per_wave; ++r)
@@ -148,8 +148,8 @@ BOOST_AUTO_TEST_CASE(actor_calls_are_not_lost_under_node_kills) {
   int calls = 0;
   int kills = 0;
   {
-    prism_chaos::node_killer killer{cluster, worker_node,
-                                    std::chrono::milliseconds{100}, 4242};
+    prism::testing::node_killer killer{cluster, worker_node,
+                                       std::chrono::milliseconds{100}, 4242};
     for (int wave = 0; wave < max_waves && killer.kills() < min_kills; ++wave) {
       std::vector<prism::object_ref<int>> refs;
       for (int c = 0; c < calls_per_actor; ++c)

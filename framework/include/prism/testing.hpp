@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -93,6 +94,37 @@ public:
 
   /// The node an actor lives on now, if it is alive.
   std::optional<node_id> actor_node(const actor_id& id) const;
+};
+
+/// Fault injection at a steady pace: a thread that kills a random node of
+/// `cluster` other than the head every `period`, and starts a replacement
+/// with `replacement` resources right after, until stopped or destroyed.
+/// `seed` picks the victims, so a run can be repeated.
+///
+///   prism::testing::node_killer killer{cluster, {{"CPU", 2}},
+///                                      std::chrono::milliseconds{100}};
+///   ... run work that must survive ...
+///   killer.stop();   // killer.kills() nodes died meanwhile
+class node_killer {
+public:
+  node_killer(local_cluster& cluster, resource_map replacement,
+              std::chrono::milliseconds period, std::uint32_t seed = 0);
+
+  /// Stops, as `stop()`.
+  ~node_killer();
+
+  node_killer(const node_killer&) = delete;
+  node_killer& operator=(const node_killer&) = delete;
+
+  /// Returns once the thread has ended; no node dies after that.
+  void stop();
+
+  /// How many nodes it killed so far.
+  int kills() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
 };
 
 } // namespace prism::testing
