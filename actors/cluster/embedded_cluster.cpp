@@ -415,6 +415,16 @@ embedded_cluster::available_resources(const node_id& id) {
   return result;
 }
 
+std::string embedded_cluster::task_state(const task_id& id) {
+  std::string result;
+  caf::scoped_actor self{*sys_};
+  self->request(driver_->owner_handle(), control_timeout,
+                protocol::query_task{id})
+      .receive([&](std::string& s) { result = std::move(s); },
+               [](caf::error&) {});
+  return result;
+}
+
 std::size_t embedded_cluster::num_workers() {
   std::vector<caf::actor> raylets;
   {
@@ -533,6 +543,11 @@ namespace testing {
 bool kill_worker(const worker_id& id) {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::running_cluster().kill_worker(id);
+}
+
+std::string task_state(const object_id& result) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().task_state(result.task);
 }
 
 std::size_t num_workers() {

@@ -663,6 +663,12 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
           reply_object(self, msg.requester, msg.id, found);
       },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
+      [self](const protocol::query_task& msg) -> std::string {
+        auto& tasks = self->state.tasks;
+        auto t = tasks.find(msg.task);
+        return t == tasks.end() ? std::string{}
+                                : internal::to_string(t->second.state);
+      },
       [self](const protocol::actor_update& msg) {
         // Calls that failed with the actor may be awaited by borrowers and
         // by tasks that take their results as arguments.

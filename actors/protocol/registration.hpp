@@ -31,7 +31,8 @@ using message_types = caf::detail::type_list<
     host_actor, actor_started, actor_ended, actor_task, actor_task_done,
     detail::error_info, lease_spillback, cluster_view, gcs_attach, watch_gcs,
     gcs_restarted, hosted_actor, std::vector<hosted_actor>, resubscribe_actors,
-    kv_put, kv_get, kv_value, kv_del, kv_keys, query_resources, node_resources>;
+    kv_put, kv_get, kv_value, kv_del, kv_keys, query_resources, node_resources,
+    query_task>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

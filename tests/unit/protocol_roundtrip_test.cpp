@@ -157,6 +157,8 @@ BOOST_AUTO_TEST_CASE(node_and_job_messages_roundtrip) {
   BOOST_TEST((roundtrip(sys, protocol::kill_worker{w}).worker == w));
   roundtrip(sys, protocol::count_workers{});
   roundtrip(sys, protocol::query_resources{});
+  auto tq = roundtrip(sys, protocol::query_task{task_id{w, 77}});
+  BOOST_TEST((tq.task == task_id{w, 77}));
   auto res = roundtrip(
       sys, protocol::node_resources{n, internal::resource_set{{{"CPU", 4}}},
                                     internal::resource_set{{{"CPU", 1.5}}}});
@@ -323,7 +325,7 @@ BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 52u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 53u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or

@@ -23,6 +23,12 @@ bool kill_worker(const worker_id& id);
 /// Number of live workers on all nodes of the embedded cluster.
 std::size_t num_workers();
 
+/// The state of the task that returns `result`, at the driver that
+/// submitted it: "waiting_args", "queued", "running", or "" once it ended
+/// (its result or error is stored) or if it is not the driver's. See the
+/// task state machine in the README.
+std::string task_state(const object_id& result);
+
 /// How many impossible task state changes the owners of this process
 /// refused (each is also logged). Stays 0 unless Prism has a bug; failure
 /// tests check it.
