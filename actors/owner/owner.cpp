@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -76,6 +77,8 @@ struct lease_entry {
 struct key_queue {
   internal::resource_set resources;
   job_id job;
+  node_id affinity;
+  bool affinity_soft = false;
   std::deque<task_id> ready;
   std::vector<std::uint64_t> leases;
   std::size_t pending_requests = 0;
@@ -141,7 +144,10 @@ caf::actor self_handle(owner_actor* self) {
 }
 
 std::string key_of(const internal::task_spec& spec) {
-  return std::to_string(spec.job.value) + '|' + spec.resources.to_string();
+  auto key = std::to_string(spec.job.value) + '|' + spec.resources.to_string();
+  if (!spec.affinity.nil())
+    key += (spec.affinity_soft ? "|soft:" : "|hard:") + spec.affinity.hex();
+  return key;
 }
 
 // Every change of a task's state goes through here: the table in
@@ -458,8 +464,9 @@ void dispatch(owner_actor* self, const std::string& key) {
     ++q.pending_requests;
     auto rid = st.next_request_id++;
     st.requests.emplace(rid, owner_state::request{key, st.cfg.raylet});
-    self->send(st.cfg.raylet, protocol::lease_request{rid, q.job, q.resources,
-                                                      self_handle(self)});
+    self->send(st.cfg.raylet, protocol::lease_request{
+                                  rid, q.job, q.resources, self_handle(self),
+                                  q.affinity, q.affinity_soft});
   }
 }
 
@@ -479,23 +486,38 @@ void enqueue(owner_actor* self, const task_id& tid) {
   if (added) {
     q->second.resources = t.spec.resources;
     q->second.job = t.spec.job;
+    q->second.affinity = t.spec.affinity;
+    q->second.affinity_soft = t.spec.affinity_soft;
   }
   q->second.ready.push_back(tid);
   dispatch(self, t.key);
 }
 
-void lease_granted(owner_actor* self, protocol::lease_grant& g) {
+// A lease request was answered: it is no longer in flight. Returns its
+// scheduling key, or nothing if it was unknown.
+std::optional<std::string> answered(owner_actor* self,
+                                    std::uint64_t request_id) {
   auto& st = self->state;
-  auto r = st.requests.find(g.request_id);
-  if (r == st.requests.end()) {
-    self->send(g.raylet, protocol::lease_return{g.lease_id});
-    return;
-  }
+  auto r = st.requests.find(request_id);
+  if (r == st.requests.end())
+    return std::nullopt;
   auto key = std::move(r->second.key);
   st.requests.erase(r);
   auto& q = st.queues[key];
   if (q.pending_requests > 0)
     --q.pending_requests;
+  return key;
+}
+
+void lease_granted(owner_actor* self, protocol::lease_grant& g) {
+  auto& st = self->state;
+  auto answered_key = answered(self, g.request_id);
+  if (!answered_key) {
+    self->send(g.raylet, protocol::lease_return{g.lease_id});
+    return;
+  }
+  auto key = std::move(*answered_key);
+  auto& q = st.queues[key];
   auto& l = st.leases[g.lease_id];
   l.id = g.lease_id;
   l.worker = g.worker;
@@ -523,9 +545,21 @@ void lease_spilled(owner_actor* self, protocol::lease_spillback& msg) {
   auto& q = st.queues[r->second.key];
   r->second.raylet = msg.raylet;
   watch_raylet(self, msg.raylet);
-  self->send(msg.raylet,
-             protocol::lease_request{msg.request_id, q.job, q.resources,
-                                     self_handle(self)});
+  self->send(msg.raylet, protocol::lease_request{msg.request_id, q.job,
+                                                 q.resources, self_handle(self),
+                                                 q.affinity, q.affinity_soft});
+}
+
+// No node will ever grant the request: the tasks queued for it fail.
+void lease_refused(owner_actor* self, const protocol::lease_refused& msg) {
+  auto key = answered(self, msg.request_id);
+  if (!key)
+    return;
+  auto& q = self->state.queues[*key];
+  auto refused = std::move(q.ready);
+  q.ready.clear();
+  for (auto& tid : refused)
+    fail_task(self, tid, msg.error);
 }
 
 // A raylet is gone with its node: its leases and their tasks are lost, and
@@ -640,6 +674,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](protocol::submit_task& msg) { submit(self, std::move(msg.spec)); },
       [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
       [self](protocol::lease_spillback& msg) { lease_spilled(self, msg); },
+      [self](const protocol::lease_refused& msg) { lease_refused(self, msg); },
       [self](protocol::task_done& msg) { task_finished(self, msg); },
       [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
       [self](lease_idle_atom, std::uint64_t lease_id, std::uint64_t epoch) {

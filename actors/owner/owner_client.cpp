@@ -71,6 +71,8 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
   spec.resources = internal::resource_set{opts.resources};
   spec.max_retries = opts.max_retries;
   spec.retry_exceptions = opts.retry_exceptions;
+  spec.affinity = opts.affinity;
+  spec.affinity_soft = opts.affinity_soft;
   spec.owner = cfg_.self;
   auto result_id = spec.return_id();
   cfg_.store->add_pending(result_id);

@@ -10,6 +10,7 @@
 
 #include <caf/actor.hpp>
 
+#include "prism/detail/runtime.hpp"
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
 
@@ -22,11 +23,28 @@ struct lease_request {
   job_id job;
   internal::resource_set resources;
   caf::actor owner;
+  /// The node the work must (or, if `affinity_soft`, should) run on; nil
+  /// for any.
+  node_id affinity;
+  bool affinity_soft = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_request& x) {
-  return f(x.request_id, x.job, x.resources, x.owner);
+  return f(x.request_id, x.job, x.resources, x.owner,
+           static_cast<unique_id&>(x.affinity), x.affinity_soft);
+}
+
+/// raylet -> owner: no node can ever grant this request (its hard affinity
+/// names a dead node, or one that can never fit it); `error` says why.
+struct lease_refused {
+  std::uint64_t request_id = 0;
+  detail::error_info error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, lease_refused& x) {
+  return f(x.request_id, x.error);
 }
 
 /// raylet -> owner: `worker` is leased to the owner until returned.

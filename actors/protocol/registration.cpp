@@ -20,6 +20,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<query_resources>("prism.query_resources");
   cfg.add_message_type<node_resources>("prism.node_resources");
   cfg.add_message_type<query_task>("prism.query_task");
+  cfg.add_message_type<lease_refused>("prism.lease_refused");
   cfg.add_message_type<add_node>("prism.add_node");
   cfg.add_message_type<node_added>("prism.node_added");
   cfg.add_message_type<node_info>("prism.node_info");

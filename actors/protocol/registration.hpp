@@ -32,7 +32,7 @@ using message_types = caf::detail::type_list<
     detail::error_info, lease_spillback, cluster_view, gcs_attach, watch_gcs,
     gcs_restarted, hosted_actor, std::vector<hosted_actor>, resubscribe_actors,
     kv_put, kv_get, kv_value, kv_del, kv_keys, query_resources, node_resources,
-    query_task>;
+    query_task, lease_refused>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

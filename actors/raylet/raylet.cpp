@@ -106,11 +106,87 @@ const protocol::node_info* spill_target(raylet_actor* self,
   return candidates[st.next_spill++ % candidates.size()];
 }
 
+// Tells the requester that no node will ever grant `req`.
+void refuse(raylet_actor* self, const protocol::lease_request& req,
+            std::string why) {
+  protocol::lease_refused msg;
+  msg.request_id = req.request_id;
+  msg.error.code = errc::unschedulable;
+  msg.error.message = std::move(why);
+  self->send(req.owner, std::move(msg));
+}
+
+/// What a request with node affinity asks of this raylet.
+enum class affinity_verdict {
+  /// Run it here (or, without affinity, wherever it fits).
+  here,
+  /// Sent on to its node, or refused; it leaves the queue.
+  gone,
+  /// Its node is not known yet: keep it queued.
+  wait,
+};
+
+// A request pinned to another node goes there; one pinned to a dead node, or
+// to a node that can never fit it, is refused (hard) or loses its pin
+// (soft).
+affinity_verdict apply_affinity(raylet_actor* self,
+                                protocol::lease_request& req) {
+  auto& st = self->state;
+  if (req.affinity.nil())
+    return affinity_verdict::here;
+  auto drop_pin = [&](const std::string& why) {
+    if (req.affinity_soft) {
+      req.affinity = node_id{};
+      return affinity_verdict::here;
+    }
+    refuse(self, req, why);
+    return affinity_verdict::gone;
+  };
+  if (req.affinity == st.cfg.node) {
+    if (!st.cfg.resources.contains(req.resources))
+      return drop_pin("node " + req.affinity.hex() + " can never fit {" +
+                      req.resources.to_string() + "}; it has {" +
+                      st.cfg.resources.to_string() + "}");
+    return affinity_verdict::here;
+  }
+  for (auto& n : st.view) {
+    if (n.node != req.affinity)
+      continue;
+    if (!n.alive)
+      return drop_pin("node " + req.affinity.hex() +
+                      ", which the task must run on, is dead");
+    if (!n.resources.contains(req.resources))
+      return drop_pin("node " + req.affinity.hex() + " can never fit {" +
+                      req.resources.to_string() + "}; it has {" +
+                      n.resources.to_string() + "}");
+    self->send(req.owner,
+               protocol::lease_spillback{req.request_id, n.raylet, n.node});
+    return affinity_verdict::gone;
+  }
+  auto key = "affinity " + req.affinity.hex();
+  if (st.reported_infeasible.insert(key).second)
+    st.log->warn("a task must run on node {}, which is not known (yet); it "
+                 "stays pending until that node joins",
+                 req.affinity.hex());
+  return affinity_verdict::wait;
+}
+
 void schedule(raylet_actor* self) {
   auto& st = self->state;
   for (auto i = st.queue.begin(); i != st.queue.end();) {
     auto& req = *i;
-    if (!st.cfg.resources.contains(req.resources)) {
+    auto verdict = apply_affinity(self, req);
+    if (verdict == affinity_verdict::gone) {
+      i = st.queue.erase(i);
+      continue;
+    }
+    if (verdict == affinity_verdict::wait) {
+      ++i;
+      continue;
+    }
+    if (!req.affinity.nil()) {
+      // Pinned here: it waits for room on this node.
+    } else if (!st.cfg.resources.contains(req.resources)) {
       // This node can never run it: send it to one that can, if any.
       if (auto other = spill_target(self, req.resources)) {
         self->send(req.owner, protocol::lease_spillback{

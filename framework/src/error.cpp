@@ -32,6 +32,8 @@ const char* to_string(errc code) noexcept {
     return "gcs_unavailable";
   case errc::owner_died:
     return "owner_died";
+  case errc::unschedulable:
+    return "unschedulable";
   }
   return "unknown";
 }
@@ -84,6 +86,8 @@ void throw_error(const error_info& info) {
     throw gcs_unavailable_error(info.message);
   case errc::owner_died:
     throw owner_died_error(info.message);
+  case errc::unschedulable:
+    throw unschedulable_error(info.message);
   default:
     throw error(info.code, info.message);
   }

@@ -21,10 +21,10 @@ BOOST_AUTO_TEST_CASE(worker_crashed_and_timeout_are_retryable) {
 }
 
 BOOST_AUTO_TEST_CASE(failures_that_would_repeat_are_not_retryable) {
-  for (auto code :
-       {prism::errc::task_failed, prism::errc::function_not_found,
-        prism::errc::invalid_argument, prism::errc::type_mismatch,
-        prism::errc::registration_failed, prism::errc::owner_died}) {
+  for (auto code : {prism::errc::task_failed, prism::errc::function_not_found,
+                    prism::errc::invalid_argument, prism::errc::type_mismatch,
+                    prism::errc::registration_failed, prism::errc::owner_died,
+                    prism::errc::unschedulable}) {
     BOOST_TEST_CONTEXT("code " << prism::to_string(code)) {
       BOOST_TEST(!prism::is_retryable(code));
     }
@@ -56,6 +56,7 @@ BOOST_AUTO_TEST_CASE(to_string_names_each_code_after_its_enumerator) {
       {prism::errc::actor_died, "actor_died"},
       {prism::errc::gcs_unavailable, "gcs_unavailable"},
       {prism::errc::owner_died, "owner_died"},
+      {prism::errc::unschedulable, "unschedulable"},
   };
   for (const auto& [code, name] : names)
     BOOST_TEST(prism::to_string(code) == name);
@@ -81,6 +82,8 @@ BOOST_AUTO_TEST_CASE(each_error_class_carries_its_code) {
   BOOST_TEST((prism::not_initialized_error("m").code() ==
               prism::errc::not_initialized));
   BOOST_TEST((prism::owner_died_error("m").code() == prism::errc::owner_died));
+  BOOST_TEST(
+      (prism::unschedulable_error("m").code() == prism::errc::unschedulable));
 }
 
 BOOST_AUTO_TEST_CASE(error_what_is_its_message) {
@@ -135,6 +138,9 @@ BOOST_AUTO_TEST_CASE(throw_error_rebuilds_the_typed_exception_of_each_code) {
                     prism::not_initialized_error);
   info.code = prism::errc::owner_died;
   BOOST_CHECK_THROW(prism::detail::throw_error(info), prism::owner_died_error);
+  info.code = prism::errc::unschedulable;
+  BOOST_CHECK_THROW(prism::detail::throw_error(info),
+                    prism::unschedulable_error);
 }
 
 BOOST_AUTO_TEST_CASE(throw_error_keeps_the_code_of_an_internal_error) {

@@ -115,9 +115,18 @@ BOOST_AUTO_TEST_CASE(lease_messages_roundtrip) {
   BOOST_TEST(req.job.value == 3u);
   BOOST_TEST(req.resources.to_string() == "CPU:2");
   BOOST_TEST((req.owner == a));
+  BOOST_TEST(req.affinity.nil());
 
   auto w = worker_id{unique_id::random()};
   auto n = node_id{unique_id::random()};
+  auto pinned =
+      roundtrip(sys, protocol::lease_request{
+                         7, job_id{3}, internal::resource_set{}, a, n, true});
+  BOOST_TEST((pinned.affinity == n));
+  BOOST_TEST(pinned.affinity_soft);
+  auto refused = roundtrip(sys, protocol::lease_refused{7, sample_error()});
+  BOOST_TEST(refused.request_id == 7u);
+  BOOST_TEST((refused.error == sample_error()));
   auto grant = roundtrip(sys, protocol::lease_grant{5, 6, w, a, n, a});
   BOOST_TEST((grant.worker == w));
   BOOST_TEST((grant.node == n));
@@ -325,7 +334,7 @@ BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 53u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 54u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or

@@ -37,6 +37,9 @@ enum class errc : std::uint8_t {
   /// The driver or worker that owns an object died, and with it what it knew
   /// of the object. Not retryable: the same ref cannot be fetched again.
   owner_died,
+  /// No node can run the task as asked: its hard node affinity names a node
+  /// that is dead or can never fit it. Not retryable.
+  unschedulable,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -164,6 +167,14 @@ class owner_died_error : public error {
 public:
   explicit owner_died_error(const std::string& message)
       : error(errc::owner_died, message) {}
+};
+
+/// The task cannot be scheduled as asked: its hard node affinity names a
+/// node that is dead, or one that can never fit its resources.
+class unschedulable_error : public error {
+public:
+  explicit unschedulable_error(const std::string& message)
+      : error(errc::unschedulable, message) {}
 };
 
 /// An API call needs a running Prism (`prism::init`).

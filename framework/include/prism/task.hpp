@@ -105,6 +105,18 @@ public:
     return *this;
   }
 
+  /// Runs the task on `node`. Hard (the default): if that node is dead, or
+  /// can never fit the task's resources, the task fails with
+  /// `unschedulable_error`. Soft: it then runs wherever it fits. Throws
+  /// `invalid_argument_error` for a nil node id.
+  task_caller& node_affinity(node_id node, bool soft = false) {
+    if (node.nil())
+      throw invalid_argument_error("node_affinity needs a node id");
+    opts_.affinity = node;
+    opts_.affinity_soft = soft;
+    return *this;
+  }
+
   /// Whether an exception thrown by the task counts as retryable. Default
   /// false.
   task_caller& retry_exceptions(bool on) {

@@ -56,6 +56,11 @@ struct task_options {
   resource_map resources{{"CPU", 1.0}};
   std::int32_t max_retries = 3;
   bool retry_exceptions = false;
+  /// The node the task should run on; nil for any.
+  node_id affinity;
+  /// Whether another node may run it if `affinity` is dead or can never fit
+  /// it.
+  bool affinity_soft = false;
 };
 
 /// Options a caller sets on an actor.

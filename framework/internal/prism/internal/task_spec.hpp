@@ -37,13 +37,18 @@ struct task_spec {
     return name.empty() ? function : name;
   }
 
+  /// The node it must (or, if `affinity_soft`, should) run on; nil for any.
+  node_id affinity;
+  bool affinity_soft = false;
+
   friend bool operator==(const task_spec&, const task_spec&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_spec& x) {
   return f(x.id, x.job, x.function, x.name, x.args, x.resources, x.max_retries,
-           x.retry_exceptions, x.attempt, static_cast<unique_id&>(x.owner));
+           x.retry_exceptions, x.attempt, static_cast<unique_id&>(x.owner),
+           static_cast<unique_id&>(x.affinity), x.affinity_soft);
 }
 
 } // namespace prism::internal
