@@ -39,6 +39,8 @@ internal::task_spec sample_spec() {
   spec.resources = internal::resource_set{{{"CPU", 1}, {"GPU", 0.5}}};
   spec.max_retries = -1;
   spec.retry_exceptions = true;
+  spec.affinity = node_id{unique_id::random()};
+  spec.affinity_soft = true;
   spec.attempt = 2;
   spec.owner = by_ref.owner;
   return spec;
