@@ -415,6 +415,30 @@ embedded_cluster::available_resources(const node_id& id) {
   return result;
 }
 
+std::vector<resource_map> embedded_cluster::pending_infeasible() {
+  std::vector<caf::actor> raylets;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto& n : nodes_)
+      if (n.alive)
+        raylets.push_back(n.raylet);
+  }
+  std::vector<resource_map> result;
+  caf::scoped_actor self{*sys_};
+  for (auto& r : raylets)
+    self->request(r, control_timeout, protocol::query_resources{})
+        .receive(
+            [&](const protocol::node_resources& nr) {
+              for (auto& shape : nr.infeasible) {
+                auto m = shape.to_map();
+                if (std::find(result.begin(), result.end(), m) == result.end())
+                  result.push_back(std::move(m));
+              }
+            },
+            [](caf::error&) {});
+  return result;
+}
+
 std::string embedded_cluster::task_state(const task_id& id) {
   std::string result;
   caf::scoped_actor self{*sys_};
@@ -543,6 +567,11 @@ namespace testing {
 bool kill_worker(const worker_id& id) {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::running_cluster().kill_worker(id);
+}
+
+std::vector<resource_map> pending_infeasible() {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().pending_infeasible();
 }
 
 std::string task_state(const object_id& result) {

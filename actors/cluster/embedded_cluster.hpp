@@ -67,6 +67,9 @@ public:
   /// What a live node has free now; nothing if it is dead or unknown.
   std::optional<resource_map> available_resources(const node_id& id);
 
+  /// Resource requests waiting that no live node can ever fit.
+  std::vector<resource_map> pending_infeasible();
+
   /// The state of a task at the default driver's owner; "" once it ended.
   std::string task_state(const task_id& id);
 

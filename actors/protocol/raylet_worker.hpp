@@ -3,6 +3,7 @@
 // The conversation between a raylet and the workers of its pool.
 
 #include <cstdint>
+#include <vector>
 
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
@@ -66,11 +67,13 @@ struct node_resources {
   node_id node;
   internal::resource_set total;
   internal::resource_set available;
+  /// Requests waiting at this node that no live node can ever fit.
+  std::vector<internal::resource_set> infeasible;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_resources& x) {
-  return f(static_cast<unique_id&>(x.node), x.total, x.available);
+  return f(static_cast<unique_id&>(x.node), x.total, x.available, x.infeasible);
 }
 
 } // namespace prism::protocol

@@ -371,8 +371,15 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](const protocol::query_resources&) {
         auto& st = self->state;
-        return protocol::node_resources{st.cfg.node, st.cfg.resources,
-                                        st.available};
+        protocol::node_resources result{
+            st.cfg.node, st.cfg.resources, st.available, {}};
+        for (auto& req : st.queue)
+          if (!st.cfg.resources.contains(req.resources) &&
+              spill_target(self, req.resources) == nullptr &&
+              std::find(result.infeasible.begin(), result.infeasible.end(),
+                        req.resources) == result.infeasible.end())
+            result.infeasible.push_back(req.resources);
+        return result;
       },
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());

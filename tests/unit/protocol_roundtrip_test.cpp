@@ -171,8 +171,11 @@ BOOST_AUTO_TEST_CASE(node_and_job_messages_roundtrip) {
   auto tq = roundtrip(sys, protocol::query_task{task_id{w, 77}});
   BOOST_TEST((tq.task == task_id{w, 77}));
   auto res = roundtrip(
-      sys, protocol::node_resources{n, internal::resource_set{{{"CPU", 4}}},
-                                    internal::resource_set{{{"CPU", 1.5}}}});
+      sys, protocol::node_resources{n,
+                                    internal::resource_set{{{"CPU", 4}}},
+                                    internal::resource_set{{{"CPU", 1.5}}},
+                                    {internal::resource_set{{{"TPU", 1}}}}});
+  BOOST_TEST(res.infeasible.size() == 1u);
   BOOST_TEST((res.node == n));
   BOOST_TEST(res.total.to_string() == "CPU:4");
   BOOST_TEST(res.available.to_string() == "CPU:1.5");

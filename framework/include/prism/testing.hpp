@@ -23,6 +23,11 @@ bool kill_worker(const worker_id& id);
 /// Number of live workers on all nodes of the embedded cluster.
 std::size_t num_workers();
 
+/// Resource requests of tasks that wait because no live node can ever fit
+/// them (each shape once). They are never dropped: a node that fits them
+/// runs them when it joins.
+std::vector<resource_map> pending_infeasible();
+
 /// The state of the task that returns `result`, at the driver that
 /// submitted it: "waiting_args", "queued", "running", or "" once it ended
 /// (its result or error is stored) or if it is not the driver's. See the
