@@ -256,16 +256,16 @@ void object_arrived(owner_actor* self, protocol::object_reply& reply) {
                         reply.ok ? nullptr : &reply.error);
 }
 
-// The fetch of `id` fails: its owner died, and what it knew of the object
-// with it.
-void owner_died(owner_actor* self, const object_id& id,
-                const worker_id& owner) {
+// The answer to a fetch of `id` whose owner died, and what it knew of the
+// object with it.
+protocol::object_reply owner_died_reply(const object_id& id,
+                                        const worker_id& owner) {
   protocol::object_reply reply;
   reply.id = id;
   reply.error.code = errc::owner_died;
   reply.error.message = "the owner of object " + id.hex() + " (worker " +
                         owner.hex() + ") died; the object cannot be fetched";
-  object_arrived(self, reply);
+  return reply;
 }
 
 void request_object(owner_actor* self, const object_id& id,
@@ -275,7 +275,9 @@ void request_object(owner_actor* self, const object_id& id,
     return;
   auto handle = st.cfg.directory->find(owner);
   if (!handle) {
-    owner_died(self, id, owner);
+    // Answered as a message, not here: the caller is still resolving the
+    // arguments of a task that this answer fails.
+    self->send(self, owner_died_reply(id, owner));
     return;
   }
   if (st.watched_owners.emplace(handle.address(), owner).second)
@@ -291,8 +293,10 @@ void fetched_owner_gone(owner_actor* self, const worker_id& owner) {
   for (auto& [id, from] : st.fetching)
     if (from == owner)
       lost.push_back(id);
-  for (auto& id : lost)
-    owner_died(self, id, owner);
+  for (auto& id : lost) {
+    auto reply = owner_died_reply(id, owner);
+    object_arrived(self, reply);
+  }
 }
 
 // -- task lifecycle -----------------------------------------------------------
