@@ -291,7 +291,10 @@ void on_committed(gcs_actor* self, std::uint64_t up_to,
 void broadcast_view(gcs_actor* self) {
   protocol::cluster_view view;
   for (auto& [id, n] : self->state.nodes)
-    view.nodes.push_back(n.info);
+    // A node still awaited after a restart is neither known alive nor dead
+    // yet: left out, work pinned to it waits instead of being refused.
+    if (!n.awaited)
+      view.nodes.push_back(n.info);
   for (auto& [id, n] : self->state.nodes)
     if (n.info.alive)
       self->send(n.info.raylet, view);

@@ -99,13 +99,18 @@ void gcs_storage::run() {
       up_to = submitted_;
       l = listener_;
     }
-    std::string failure;
-    try {
-      store_.write(batch);
-    } catch (const std::exception& e) {
-      failure = e.what();
-      component_logger("gcs")->error("writing to the control store failed: {}",
-                                     failure);
+    std::string failure = failed_;
+    if (failure.empty()) {
+      try {
+        store_.write(batch);
+      } catch (const std::exception& e) {
+        failure = e.what();
+        // Nothing after a failed batch is written: what is on disk stays a
+        // prefix of what was submitted, even if the disk recovers.
+        failed_ = failure;
+        component_logger("gcs")->error(
+            "writing to the control store failed: {}", failure);
+      }
     }
     if (l)
       l(up_to, std::move(failure));

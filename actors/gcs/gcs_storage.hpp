@@ -81,6 +81,8 @@ private:
   listener listener_;                          // guarded by mu_
   bool stopping_ = false;                      // guarded by mu_
   bool drain_ = true;                          // guarded by mu_
+  /// The first write failure; set and read by the writer thread only.
+  std::string failed_;
   std::thread writer_;
 };
 

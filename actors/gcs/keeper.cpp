@@ -41,6 +41,8 @@ struct keeper_state {
   std::vector<caf::response_promise> waiting;
   std::chrono::milliseconds backoff = first_backoff;
   bool retry_scheduled = false;
+  /// When the running control store started.
+  std::chrono::steady_clock::time_point started;
 
   keeper_state() = default;
   keeper_state(const keeper_state&) = delete;
@@ -65,6 +67,7 @@ void spawn_instance(keeper_actor* self, gcs_start start) {
   gc.start = start;
   gc.recovery_grace = st.cfg.recovery_grace;
   st.instance = spawn_gcs(self->system(), std::move(gc));
+  st.started = std::chrono::steady_clock::now();
   self->monitor(st.instance);
   self->send(st.cfg.endpoint, protocol::gcs_attach{st.instance});
 }
@@ -79,7 +82,6 @@ std::string try_start(keeper_actor* self) {
     return e.what();
   }
   spawn_instance(self, gcs_start::restart);
-  st.backoff = first_backoff;
   return {};
 }
 
@@ -130,10 +132,16 @@ void instance_down(keeper_actor* self, const caf::error& reason) {
   case keeper_state::on_down::stay_down:
     return;
   case keeper_state::on_down::restart:
+    // One that ran a while starts again at once; one that dies soon after
+    // each start (a disk that opens but refuses writes) waits longer each
+    // time.
+    if (std::chrono::steady_clock::now() - st.started > std::chrono::seconds{1})
+      st.backoff = first_backoff;
     st.log->error("the control store stopped ({}); starting it again from "
-                  "its storage",
-                  self->system().render(reason));
-    schedule_retry(self, std::chrono::milliseconds{0});
+                  "its storage in {} ms",
+                  self->system().render(reason), st.backoff.count());
+    schedule_retry(self, st.backoff);
+    st.backoff = std::min(st.backoff * 2, st.cfg.max_backoff);
     return;
   }
 }
@@ -164,11 +172,15 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
         auto& st = self->state;
         if (st.instance)
           return {false, std::string{}};
+        auto before = st.next;
         st.next = keeper_state::on_down::restart;
         auto why = try_start(self);
-        if (!why.empty())
-          // Not retried: whoever asked hears why.
+        if (!why.empty() && before == keeper_state::on_down::stay_down)
+          // Stopped on request and not started: whoever asked hears why.
           st.next = keeper_state::on_down::stay_down;
+        else if (!why.empty())
+          // It was restarting on its own: it keeps trying.
+          schedule_retry(self, st.backoff);
         return {why.empty(), why};
       },
       [self](gcs_close_atom) -> caf::result<bool> {

@@ -123,9 +123,9 @@ struct owner_state {
   owner_state& operator=(const owner_state&) = delete;
 
   ~owner_state() {
-    // Nothing completes what is still pending once the owner is gone (its
-    // worker's node died, or the cluster stops): whoever waits in `get` on
-    // its driver or worker thread hears so.
+    // Nothing completes what is pending once the owner is gone (its worker's
+    // node died, or the cluster stops), nor what user code still running on
+    // its thread adds later: whoever waits in `get` there hears so.
     detail::error_info err;
     err.code = errc::owner_died;
     err.message = "the owner of this object (worker " + cfg.self.hex() +
@@ -133,7 +133,7 @@ struct owner_state {
     if (cfg.routes)
       cfg.routes->fail_all(err);
     if (cfg.store)
-      cfg.store->fail_all_pending(err);
+      cfg.store->close(err);
   }
 };
 

@@ -163,6 +163,11 @@ affinity_verdict apply_affinity(raylet_actor* self,
                protocol::lease_spillback{req.request_id, n.raylet, n.node});
     return affinity_verdict::gone;
   }
+  if (req.affinity_soft) {
+    // An unknown node is no better than a dead one for a soft pin.
+    req.affinity = node_id{};
+    return affinity_verdict::here;
+  }
   auto key = "affinity " + req.affinity.hex();
   if (st.reported_infeasible.insert(key).second)
     st.log->warn("a task must run on node {}, which is not known (yet); it "

@@ -8,6 +8,10 @@ bool memory_store::add_pending(const object_id& id) {
   std::lock_guard<std::mutex> guard{mu_};
   auto [i, added] = entries_.try_emplace(id);
   ++i->second.local_refs;
+  if (closed_ && i->second.st == state::pending) {
+    i->second.st = state::ready;
+    i->second.err = closed_;
+  }
   return added;
 }
 
@@ -182,6 +186,18 @@ void memory_store::fail_all_pending(const detail::error_info& err) {
     if (e.st != state::ready) {
       e.st = state::ready;
       e.err = std::make_shared<const detail::error_info>(err);
+      wake(e);
+    }
+  }
+}
+
+void memory_store::close(const detail::error_info& err) {
+  std::lock_guard<std::mutex> guard{mu_};
+  closed_ = std::make_shared<const detail::error_info>(err);
+  for (auto& [id, e] : entries_) {
+    if (e.st != state::ready) {
+      e.st = state::ready;
+      e.err = closed_;
       wake(e);
     }
   }

@@ -114,7 +114,8 @@ struct scenario_fixture {
 
   ~scenario_fixture() {
     release = true;
-    wait_until([] { return in_flight.load() == 0; });
+    BOOST_CHECK_MESSAGE(wait_until([] { return in_flight.load() == 0; }),
+                        "task bodies on killed workers did not end");
   }
 
   /// Waits until a task noted where it runs `n` times in all.

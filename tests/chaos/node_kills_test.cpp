@@ -96,7 +96,9 @@ struct chaos_fixture {
   // Before the cluster shuts down: task bodies on killed workers run to
   // their end inside this process.
   ~chaos_fixture() {
-    prism_test::wait_until([] { return in_flight.load() == 0; });
+    BOOST_CHECK_MESSAGE(
+        prism_test::wait_until([] { return in_flight.load() == 0; }),
+        "task bodies on killed workers did not end");
   }
 
   prism::testing::local_cluster cluster{

@@ -134,6 +134,20 @@ BOOST_AUTO_TEST_CASE(a_pinned_task_whose_node_dies_under_it_is_unschedulable) {
   BOOST_TEST(message.find(doomed.hex()) != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(soft_affinity_to_an_unknown_node_runs_anywhere) {
+  prism::node_id unknown{prism::unique_id::random()};
+  BOOST_TEST(
+      !run_where(prism::task(where).node_affinity(unknown, true)).empty());
+}
+
+BOOST_AUTO_TEST_CASE(hard_affinity_to_an_unknown_node_waits_for_it) {
+  prism::node_id unknown{prism::unique_id::random()};
+  auto ref = prism::task(where).node_affinity(unknown).remote();
+  BOOST_TEST(prism::wait(std::vector{ref}, 1, std::chrono::milliseconds{100})
+                 .ready.empty());
+  BOOST_TEST(prism::testing::task_state(ref.id()) == "queued");
+}
+
 BOOST_AUTO_TEST_CASE(a_nil_node_is_an_invalid_argument) {
   BOOST_CHECK_THROW(prism::task(where).node_affinity(prism::node_id{}),
                     prism::invalid_argument_error);

@@ -6,9 +6,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -170,6 +174,47 @@ BOOST_AUTO_TEST_CASE(a_disk_that_stays_broken_fails_requests_after_the_wait) {
   gcs.disk().fail_syncs = false;
   BOOST_TEST((gcs.get(0) == value(0)));
   BOOST_TEST(!gcs.put(2));
+}
+
+BOOST_AUTO_TEST_CASE(
+    nothing_after_a_failed_commit_is_written_even_if_the_disk_heals) {
+  temp_dir dir;
+  auto fs = std::make_shared<failing_fs>();
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::pair<std::uint64_t, std::string>> reports;
+  {
+    auto opts = options_for(dir.path());
+    opts.file_system = fs;
+    auto storage = actors::gcs_storage::open(opts);
+    storage->set_listener([&](std::uint64_t up_to, std::string failure) {
+      std::lock_guard<std::mutex> guard{mu};
+      reports.emplace_back(up_to, std::move(failure));
+      cv.notify_all();
+    });
+    auto put = [&](int i) {
+      persistence::write_batch b;
+      b.kv_put(ns, key(i), value(i));
+      return storage->submit(std::move(b));
+    };
+    auto wait_for = [&](std::uint64_t n) {
+      std::unique_lock<std::mutex> guard{mu};
+      BOOST_REQUIRE(cv.wait_for(guard, 10s, [&] {
+        return !reports.empty() && reports.back().first >= n;
+      }));
+      return reports.back().second;
+    };
+    BOOST_TEST(wait_for(put(0)).empty());
+    fs->fail_appends = true;
+    BOOST_TEST(!wait_for(put(1)).empty());
+    fs->fail_appends = false;
+    // The disk works again; the store still takes nothing more.
+    auto failure = wait_for(put(2));
+    BOOST_TEST(failure.find("injected fault") != std::string::npos);
+    storage->crash();
+  }
+  BOOST_TEST((stored(dir.path(), 0) == value(0)));
+  BOOST_TEST(!stored(dir.path(), 2).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -75,6 +75,10 @@ public:
   /// Fails every pending entry with `err` (at shutdown), so no waiter hangs.
   void fail_all_pending(const detail::error_info& err);
 
+  /// Fails every pending entry with `err`, and every entry added pending
+  /// from now on: nothing will complete them (their owner is gone).
+  void close(const detail::error_info& err);
+
 private:
   struct waiter {
     std::condition_variable cv;
@@ -97,6 +101,8 @@ private:
 
   mutable std::mutex mu_;
   std::unordered_map<object_id, entry> entries_; // guarded by mu_
+  /// Set by `close`: the error of every entry added pending after it.
+  std::shared_ptr<const detail::error_info> closed_; // guarded by mu_
 };
 
 } // namespace prism::internal
