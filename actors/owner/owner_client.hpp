@@ -150,6 +150,12 @@ public:
   /// Fails everything still waiting (at shutdown), so that no `get` hangs.
   void fail_all(const detail::error_info& err);
 
+  /// Whether the owner actor has ended (its store is closed): the worker or
+  /// actor this client belongs to is being killed.
+  bool owner_ended() const {
+    return cfg_.store->closed();
+  }
+
 private:
   task_id next_task_id();
   void ensure_fetch(const object_id& id, const worker_id& owner);

@@ -67,6 +67,16 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   done.run_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
+  if (st.client->owner_ended()) {
+    // This worker was killed while the task ran (its owner went first, with
+    // what the task was waiting for). The task's owner learns of the death
+    // from the raylet and retries; a report from here, say of the
+    // owner_died error the run ran into, could arrive first and end the
+    // task for good.
+    st.log->debug("dropping the result of task {}: this worker was killed",
+                  spec.id.hex());
+    return;
+  }
   self->send(msg.reply_to, std::move(done));
 }
 

@@ -191,6 +191,11 @@ void memory_store::fail_all_pending(const detail::error_info& err) {
   }
 }
 
+bool memory_store::closed() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  return closed_ != nullptr;
+}
+
 void memory_store::close(const detail::error_info& err) {
   std::lock_guard<std::mutex> guard{mu_};
   closed_ = std::make_shared<const detail::error_info>(err);

@@ -43,7 +43,9 @@ BOOST_AUTO_TEST_CASE(close_fails_what_is_pending_and_keeps_what_is_ready) {
 
 BOOST_AUTO_TEST_CASE(an_entry_added_pending_after_close_is_failed_at_once) {
   memory_store store;
+  BOOST_TEST(!store.closed());
   store.close(owner_gone());
+  BOOST_TEST(store.closed());
   auto late = some_object(3);
   store.add_pending(late);
   auto deadline = memory_store::clock::now() + std::chrono::seconds{5};

@@ -79,6 +79,9 @@ public:
   /// from now on: nothing will complete them (their owner is gone).
   void close(const detail::error_info& err);
 
+  /// Whether `close` was called.
+  bool closed() const;
+
 private:
   struct waiter {
     std::condition_variable cv;
