@@ -353,14 +353,17 @@ std::vector<node_id> embedded_cluster::alive_nodes() const {
   return result;
 }
 
+std::vector<caf::actor> embedded_cluster::live_raylets() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  std::vector<caf::actor> result;
+  for (auto& n : nodes_)
+    if (n.alive)
+      result.push_back(n.raylet);
+  return result;
+}
+
 bool embedded_cluster::kill_worker(const worker_id& id) {
-  std::vector<caf::actor> raylets;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    for (auto& n : nodes_)
-      if (n.alive)
-        raylets.push_back(n.raylet);
-  }
+  auto raylets = live_raylets();
   caf::scoped_actor self{*sys_};
   for (auto& r : raylets) {
     bool killed = false;
@@ -416,13 +419,7 @@ embedded_cluster::available_resources(const node_id& id) {
 }
 
 std::vector<resource_map> embedded_cluster::pending_infeasible() {
-  std::vector<caf::actor> raylets;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    for (auto& n : nodes_)
-      if (n.alive)
-        raylets.push_back(n.raylet);
-  }
+  auto raylets = live_raylets();
   std::vector<resource_map> result;
   caf::scoped_actor self{*sys_};
   for (auto& r : raylets)
@@ -450,13 +447,7 @@ std::string embedded_cluster::task_state(const task_id& id) {
 }
 
 std::size_t embedded_cluster::num_workers() {
-  std::vector<caf::actor> raylets;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    for (auto& n : nodes_)
-      if (n.alive)
-        raylets.push_back(n.raylet);
-  }
+  auto raylets = live_raylets();
   caf::scoped_actor self{*sys_};
   std::size_t total = 0;
   for (auto& r : raylets)

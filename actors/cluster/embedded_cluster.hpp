@@ -108,6 +108,8 @@ private:
 
   void stop();
   void start_control_store();
+  /// The raylets of the nodes alive now.
+  std::vector<caf::actor> live_raylets() const;
   /// Asks the keeper; false if it does not answer.
   bool ask_keeper_bool(caf::atom_value what);
   std::shared_ptr<owner_client> make_driver(const std::string& ns);

@@ -440,6 +440,14 @@ void push(owner_actor* self, const task_id& tid, lease_entry& lease) {
              protocol::push_task{t.spec, lease.id, self_handle(self)});
 }
 
+// The request for a lease that fits the tasks of queue `q`.
+protocol::lease_request lease_request_for(owner_actor* self, const key_queue& q,
+                                          std::uint64_t request_id) {
+  return protocol::lease_request{request_id,  q.job,
+                                 q.resources, self_handle(self),
+                                 q.affinity,  q.affinity_soft};
+}
+
 void dispatch(owner_actor* self, const std::string& key) {
   auto& st = self->state;
   auto qi = st.queues.find(key);
@@ -468,9 +476,7 @@ void dispatch(owner_actor* self, const std::string& key) {
     ++q.pending_requests;
     auto rid = st.next_request_id++;
     st.requests.emplace(rid, owner_state::request{key, st.cfg.raylet});
-    self->send(st.cfg.raylet, protocol::lease_request{
-                                  rid, q.job, q.resources, self_handle(self),
-                                  q.affinity, q.affinity_soft});
+    self->send(st.cfg.raylet, lease_request_for(self, q, rid));
   }
 }
 
@@ -549,9 +555,7 @@ void lease_spilled(owner_actor* self, protocol::lease_spillback& msg) {
   auto& q = st.queues[r->second.key];
   r->second.raylet = msg.raylet;
   watch_raylet(self, msg.raylet);
-  self->send(msg.raylet, protocol::lease_request{msg.request_id, q.job,
-                                                 q.resources, self_handle(self),
-                                                 q.affinity, q.affinity_soft});
+  self->send(msg.raylet, lease_request_for(self, q, msg.request_id));
 }
 
 // No node will ever grant the request: the tasks queued for it fail.

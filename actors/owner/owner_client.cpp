@@ -261,32 +261,30 @@ void owner_client::kill_actor(const actor_id& actor, bool no_restart) {
 
 bool owner_client::kv_put(const std::string& ns, const std::string& key,
                           const std::string& value, bool overwrite) {
-  return ask_gcs<bool>(
-      sys_, cfg_.gcs,
-      protocol::kv_put{ns.empty() ? cfg_.ns : ns, key, value, overwrite},
-      "kv::put of '" + key + "'");
+  return ask_gcs<bool>(sys_, cfg_.gcs,
+                       protocol::kv_put{ns_or_job(ns), key, value, overwrite},
+                       "kv::put of '" + key + "'");
 }
 
 std::optional<std::string> owner_client::kv_get(const std::string& ns,
                                                 const std::string& key) {
-  auto v = ask_gcs<protocol::kv_value>(
-      sys_, cfg_.gcs, protocol::kv_get{ns.empty() ? cfg_.ns : ns, key},
-      "kv::get of '" + key + "'");
+  auto v = ask_gcs<protocol::kv_value>(sys_, cfg_.gcs,
+                                       protocol::kv_get{ns_or_job(ns), key},
+                                       "kv::get of '" + key + "'");
   if (!v.found)
     return std::nullopt;
   return std::move(v.value);
 }
 
 bool owner_client::kv_del(const std::string& ns, const std::string& key) {
-  return ask_gcs<bool>(sys_, cfg_.gcs,
-                       protocol::kv_del{ns.empty() ? cfg_.ns : ns, key},
+  return ask_gcs<bool>(sys_, cfg_.gcs, protocol::kv_del{ns_or_job(ns), key},
                        "kv::del of '" + key + "'");
 }
 
 std::vector<std::string> owner_client::kv_keys(const std::string& ns,
                                                const std::string& prefix) {
   return ask_gcs<std::vector<std::string>>(
-      sys_, cfg_.gcs, protocol::kv_keys{ns.empty() ? cfg_.ns : ns, prefix},
+      sys_, cfg_.gcs, protocol::kv_keys{ns_or_job(ns), prefix},
       "kv::keys with prefix '" + prefix + "'");
 }
 

@@ -157,6 +157,11 @@ public:
   }
 
 private:
+  /// `ns`, or the job's namespace if `ns` is empty.
+  const std::string& ns_or_job(const std::string& ns) const {
+    return ns.empty() ? cfg_.ns : ns;
+  }
+
   task_id next_task_id();
   void ensure_fetch(const object_id& id, const worker_id& owner);
   void on_block();

@@ -116,6 +116,13 @@ void refuse(raylet_actor* self, const protocol::lease_request& req,
   self->send(req.owner, std::move(msg));
 }
 
+std::string never_fits(const node_id& node,
+                       const internal::resource_set& request,
+                       const internal::resource_set& has) {
+  return "node " + node.hex() + " can never fit {" + request.to_string() +
+         "}; it has {" + has.to_string() + "}";
+}
+
 /// What a request with node affinity asks of this raylet.
 enum class affinity_verdict {
   /// Run it here (or, without affinity, wherever it fits).
@@ -144,9 +151,8 @@ affinity_verdict apply_affinity(raylet_actor* self,
   };
   if (req.affinity == st.cfg.node) {
     if (!st.cfg.resources.contains(req.resources))
-      return drop_pin("node " + req.affinity.hex() + " can never fit {" +
-                      req.resources.to_string() + "}; it has {" +
-                      st.cfg.resources.to_string() + "}");
+      return drop_pin(
+          never_fits(req.affinity, req.resources, st.cfg.resources));
     return affinity_verdict::here;
   }
   for (auto& n : st.view) {
@@ -156,9 +162,7 @@ affinity_verdict apply_affinity(raylet_actor* self,
       return drop_pin("node " + req.affinity.hex() +
                       ", which the task must run on, is dead");
     if (!n.resources.contains(req.resources))
-      return drop_pin("node " + req.affinity.hex() + " can never fit {" +
-                      req.resources.to_string() + "}; it has {" +
-                      n.resources.to_string() + "}");
+      return drop_pin(never_fits(req.affinity, req.resources, n.resources));
     self->send(req.owner,
                protocol::lease_spillback{req.request_id, n.raylet, n.node});
     return affinity_verdict::gone;

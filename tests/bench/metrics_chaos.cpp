@@ -40,6 +40,7 @@ struct in_flight_scope {
 /// several node kills.
 std::int64_t square(std::int64_t x) {
   in_flight_scope scope;
+  // The time itself is the work: no condition to wait for.
   std::this_thread::sleep_for(std::chrono::milliseconds{2});
   return x * x;
 }
@@ -89,8 +90,7 @@ int held_then_timed() {
       first_run_node = ctx.node;
     }
     first_run_started = true;
-    while (!release)
-      std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    wait_until([] { return release.load(); }, std::chrono::seconds{60});
     return 0;
   }
   retry_started_ns = now_ns();
@@ -102,9 +102,7 @@ PRISM_REMOTE(square, sum_of_squares, held_then_timed);
 const resource_map worker_node{{"CPU", 4}};
 
 void wait_for_task_bodies() {
-  auto until = std::chrono::steady_clock::now() + std::chrono::seconds{60};
-  while (in_flight.load() > 0 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  wait_until([] { return in_flight.load() == 0; }, std::chrono::seconds{60});
 }
 
 /// Nested tasks, 10,000 in all (parents of `children_per_parent` children),
@@ -167,8 +165,9 @@ double node_death_detection(const run_options&) {
     testing::local_cluster cluster{{{{"CPU", 2}}, {{"CPU", 2}, {"spot", 1}}}};
     cluster.add_node({{"CPU", 2}, {"spot", 1}});
     auto ref = task(held_then_timed).resources({{"spot", 1}}).remote();
-    while (!first_run_started)
-      std::this_thread::sleep_for(std::chrono::milliseconds{1});
+    expect(wait_until([] { return first_run_started.load(); },
+                      std::chrono::seconds{30}),
+           "the held task did not start");
     node_id doomed;
     {
       std::lock_guard<std::mutex> guard{node_mu};
