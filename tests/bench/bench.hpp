@@ -8,7 +8,6 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace prism::bench {
@@ -71,19 +70,6 @@ double ops_per_second(std::size_t ops, F&& f) {
   std::chrono::duration<double> elapsed =
       std::chrono::steady_clock::now() - start;
   return static_cast<double>(ops) / elapsed.count();
-}
-
-/// Returns true once `condition()` holds, or false if `deadline` passes
-/// first. Polls every millisecond.
-template <class Condition>
-bool wait_until(Condition condition, std::chrono::milliseconds deadline) {
-  auto until = std::chrono::steady_clock::now() + deadline;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= until)
-      return condition();
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
-  }
-  return true;
 }
 
 /// Throws `std::runtime_error(what)` unless `ok`: a benchmark that computes

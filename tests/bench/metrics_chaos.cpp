@@ -14,6 +14,7 @@
 #include <prism/testing.hpp>
 
 #include "bench.hpp"
+#include "cluster_fixture.hpp"
 
 namespace prism::bench {
 
@@ -90,7 +91,8 @@ int held_then_timed() {
       first_run_node = ctx.node;
     }
     first_run_started = true;
-    wait_until([] { return release.load(); }, std::chrono::seconds{60});
+    prism_test::wait_until([] { return release.load(); },
+                           std::chrono::seconds{60});
     return 0;
   }
   retry_started_ns = now_ns();
@@ -102,7 +104,8 @@ PRISM_REMOTE(square, sum_of_squares, held_then_timed);
 const resource_map worker_node{{"CPU", 4}};
 
 void wait_for_task_bodies() {
-  wait_until([] { return in_flight.load() == 0; }, std::chrono::seconds{60});
+  prism_test::wait_until([] { return in_flight.load() == 0; },
+                         std::chrono::seconds{60});
 }
 
 /// Nested tasks, 10,000 in all (parents of `children_per_parent` children),
@@ -165,8 +168,8 @@ double node_death_detection(const run_options&) {
     testing::local_cluster cluster{{{{"CPU", 2}}, {{"CPU", 2}, {"spot", 1}}}};
     cluster.add_node({{"CPU", 2}, {"spot", 1}});
     auto ref = task(held_then_timed).resources({{"spot", 1}}).remote();
-    expect(wait_until([] { return first_run_started.load(); },
-                      std::chrono::seconds{30}),
+    expect(prism_test::wait_until([] { return first_run_started.load(); },
+                                  std::chrono::seconds{30}),
            "the held task did not start");
     node_id doomed;
     {
