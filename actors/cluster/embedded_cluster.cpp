@@ -20,6 +20,7 @@
 #include "prism/detail/function_registry.hpp"
 #include "prism/task.hpp"
 #include "prism/testing.hpp"
+#include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
@@ -183,6 +184,7 @@ node_id embedded_cluster::add_node(const resource_map& resources) {
   rc.prestart_workers =
       static_cast<std::uint32_t>(std::ceil(rc.resources.quantity("CPU")));
   rc.max_workers = cfg_.max_workers_per_node;
+  rc.max_inline_bytes = cfg_.max_inline_object_bytes;
   rc.actor_pool = actor_pool_;
   auto raylet = spawn_raylet(*sys_, rc);
   std::lock_guard<std::mutex> guard{mu_};
@@ -213,6 +215,7 @@ embedded_cluster::make_driver(const std::string& ns) {
   oc.gcs = gcs_;
   oc.ns = ns;
   oc.store = store;
+  oc.max_inline_bytes = cfg_.max_inline_object_bytes;
   oc.make_owner = [sys = sys_.get(), self_id, head_id, head, store,
                    dir = directory_](std::shared_ptr<actor_routes> routes) {
     auto owner = spawn_owner(*sys, owner_config{self_id, head_id, head, store,
@@ -396,26 +399,50 @@ std::optional<node_id> embedded_cluster::actor_node(const actor_id& id) {
   return result;
 }
 
-std::optional<resource_map>
-embedded_cluster::available_resources(const node_id& id) {
-  caf::actor raylet;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    for (auto& n : nodes_)
-      if (n.alive && n.id == id)
-        raylet = n.raylet;
-  }
+caf::actor embedded_cluster::live_raylet(const node_id& id) const {
+  std::lock_guard<std::mutex> guard{mu_};
+  for (auto& n : nodes_)
+    if (n.alive && n.id == id)
+      return n.raylet;
+  return nullptr;
+}
+
+template <class Reply, class Msg>
+std::optional<Reply> embedded_cluster::ask_node(const node_id& id,
+                                                const Msg& msg) {
+  auto raylet = live_raylet(id);
   if (!raylet)
     return std::nullopt;
-  std::optional<resource_map> result;
+  std::optional<Reply> result;
   caf::scoped_actor self{*sys_};
-  self->request(raylet, control_timeout, protocol::query_resources{})
-      .receive(
-          [&](const protocol::node_resources& r) {
-            result = r.available.to_map();
-          },
-          [](caf::error&) {});
+  self->request(raylet, control_timeout, msg)
+      .receive([&](Reply& r) { result = std::move(r); }, [](caf::error&) {});
   return result;
+}
+
+std::optional<resource_map>
+embedded_cluster::available_resources(const node_id& id) {
+  auto r = ask_node<protocol::node_resources>(id, protocol::query_resources{});
+  if (!r)
+    return std::nullopt;
+  return r->available.to_map();
+}
+
+std::optional<std::pair<std::size_t, std::size_t>>
+embedded_cluster::object_store(const node_id& id) {
+  auto r =
+      ask_node<protocol::object_store_usage>(id, protocol::count_objects{});
+  if (!r)
+    return std::nullopt;
+  return std::make_pair(static_cast<std::size_t>(r->objects),
+                        static_cast<std::size_t>(r->bytes));
+}
+
+std::optional<std::size_t> embedded_cluster::drop_objects(const node_id& id) {
+  auto r = ask_node<std::uint64_t>(id, protocol::drop_objects{});
+  if (!r)
+    return std::nullopt;
+  return static_cast<std::size_t>(*r);
 }
 
 std::vector<resource_map> embedded_cluster::pending_infeasible() {
@@ -646,6 +673,20 @@ local_cluster::available_resources(const node_id& id) const {
 std::optional<node_id> local_cluster::actor_node(const actor_id& id) const {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::running_cluster().actor_node(id);
+}
+
+std::optional<local_cluster::store_usage>
+local_cluster::object_store(const node_id& id) const {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  auto r = actors::running_cluster().object_store(id);
+  if (!r)
+    return std::nullopt;
+  return store_usage{r->first, r->second};
+}
+
+std::optional<std::size_t> local_cluster::drop_objects(const node_id& id) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mu};
+  return actors::running_cluster().drop_objects(id);
 }
 
 } // namespace testing

@@ -67,6 +67,13 @@ public:
   /// What a live node has free now; nothing if it is dead or unknown.
   std::optional<resource_map> available_resources(const node_id& id);
 
+  /// A live node's object store: objects and bytes held.
+  std::optional<std::pair<std::size_t, std::size_t>>
+  object_store(const node_id& id);
+
+  /// Empties a live node's object store; returns how many objects it held.
+  std::optional<std::size_t> drop_objects(const node_id& id);
+
   /// Resource requests waiting that no live node can ever fit.
   std::vector<resource_map> pending_infeasible();
 
@@ -110,6 +117,11 @@ private:
   void start_control_store();
   /// The raylets of the nodes alive now.
   std::vector<caf::actor> live_raylets() const;
+  /// The raylet of node `id` if it is alive, else an invalid handle.
+  caf::actor live_raylet(const node_id& id) const;
+  /// Asks a live node's raylet; nothing if it is dead or does not answer.
+  template <class Reply, class Msg>
+  std::optional<Reply> ask_node(const node_id& id, const Msg& msg);
   /// Asks the keeper; false if it does not answer.
   bool ask_keeper_bool(caf::atom_value what);
   std::shared_ptr<owner_client> make_driver(const std::string& ns);

@@ -14,6 +14,7 @@
 #include "common/log.hpp"
 #include "prism/internal/task_state.hpp"
 #include "protocol/gcs_restart.hpp"
+#include "protocol/object_store.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
@@ -31,6 +32,10 @@ const std::shared_ptr<spdlog::logger>& shared_logger() {
 }
 
 using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
+using rebuild_atom = caf::atom_constant<caf::atom("rebuild")>;
+
+/// How long a read from a live node's object store may take.
+constexpr auto pull_timeout = std::chrono::seconds{30};
 
 /// How long a lease with no work stays with the owner before it goes back to
 /// the raylet; a caller that submits again within it skips the lease round
@@ -61,6 +66,29 @@ struct task_entry {
   /// Set for the call of an actor whose ref arguments this owner resolves;
   /// once they are values the call goes back to the actor routes.
   actor_id actor_call;
+  /// The ref arguments as submitted, by position: resolving replaces them
+  /// with values, and the task's lineage needs them as refs.
+  std::vector<std::pair<std::size_t, detail::task_arg>> ref_args;
+  /// Set when this run rebuilds a result whose copies were lost.
+  bool rebuilding = false;
+};
+
+/// One of this owner's objects kept in a node's object store.
+struct located_object {
+  node_id node;
+  caf::actor raylet;
+  /// The run of the task that made this copy (0 for a put).
+  std::int32_t attempt = 0;
+  /// The node died or its store no longer holds the object.
+  bool lost = false;
+};
+
+/// How to make a task's result again: the task as submitted (its ref
+/// arguments as refs), and the retries it has left. Kept while the result
+/// lives in a node's store; its arguments owned here stay alive with it.
+struct lineage_entry {
+  internal::task_spec spec;
+  std::int32_t retries_left = 0;
 };
 
 struct lease_entry {
@@ -118,6 +146,14 @@ struct owner_state {
   /// Owners this owner fetched from, watched so that a fetch from one that
   /// dies fails instead of waiting forever.
   std::unordered_map<caf::actor_addr, worker_id> watched_owners;
+  /// This owner's objects kept in nodes' object stores, and the lineage of
+  /// those that tasks made.
+  std::unordered_map<object_id, located_object> located;
+  std::unordered_map<object_id, lineage_entry> lineage;
+  /// Objects being read from a node's store now.
+  std::unordered_set<object_id> pulling;
+  /// API threads waiting in `get` for an object kept in a node's store.
+  std::unordered_map<object_id, std::vector<caf::response_promise>> readers;
   owner_state() = default;
   owner_state(const owner_state&) = delete;
   owner_state& operator=(const owner_state&) = delete;
@@ -134,6 +170,13 @@ struct owner_state {
       cfg.routes->fail_all(err);
     if (cfg.store)
       cfg.store->close(err);
+    for (auto& [id, waiting] : readers) {
+      protocol::object_reply reply;
+      reply.id = id;
+      reply.error = err;
+      for (auto& rp : waiting)
+        rp.deliver(reply);
+    }
   }
 };
 
@@ -174,8 +217,8 @@ detail::error_info worker_died_error(const task_entry& t,
 
 // -- objects ------------------------------------------------------------------
 
-void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
-                  const internal::memory_store::result& found) {
+protocol::object_reply make_reply(const object_id& id,
+                                  const internal::memory_store::result& found) {
   protocol::object_reply reply;
   reply.id = id;
   if (found.st != internal::memory_store::state::ready) {
@@ -188,7 +231,12 @@ void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
     reply.ok = true;
     reply.result = found.val;
   }
-  self->send(to, std::move(reply));
+  return reply;
+}
+
+void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
+                  const internal::memory_store::result& found) {
+  self->send(to, make_reply(id, found));
 }
 
 void request_object(owner_actor* self, const object_id& id,
@@ -229,18 +277,47 @@ void hand_to_waiting_tasks(owner_actor* self, const object_id& id,
   }
 }
 
-// An object this owner waited for is ready: the borrowers that asked for it
-// get it, and the tasks that need it take its value.
-void object_ready(owner_actor* self, const object_id& id) {
+// Gives a value or error of one of this owner's objects to everyone waiting
+// for it: borrowers, tasks that take it as an argument, and API threads.
+void deliver(owner_actor* self, const object_id& id,
+             const internal::memory_store::result& found) {
   auto& st = self->state;
-  auto found = st.cfg.store->lookup(id);
   if (auto i = st.waiting_borrowers.find(id); i != st.waiting_borrowers.end()) {
     auto borrowers = std::move(i->second);
     st.waiting_borrowers.erase(i);
     for (auto& b : borrowers)
       reply_object(self, b, id, found);
   }
+  if (auto i = st.readers.find(id); i != st.readers.end()) {
+    auto readers = std::move(i->second);
+    st.readers.erase(i);
+    auto reply = make_reply(id, found);
+    for (auto& rp : readers)
+      rp.deliver(reply);
+  }
   hand_to_waiting_tasks(self, id, found.val, found.err.get());
+}
+
+bool has_waiters(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  return st.waiting_borrowers.count(id) > 0 || st.readers.count(id) > 0 ||
+         st.waiting_tasks.count(id) > 0;
+}
+
+void need_value(owner_actor* self, const object_id& id);
+
+// An object this owner waited for is ready: the borrowers that asked for it
+// get it, and the tasks that need it take its value. One kept in a node's
+// store is read from there first, if anyone waits for it.
+void object_ready(owner_actor* self, const object_id& id) {
+  auto found = self->state.cfg.store->lookup(id);
+  if (found.st == internal::memory_store::state::ready &&
+      !found.location.nil()) {
+    if (has_waiters(self, id))
+      need_value(self, id);
+    return;
+  }
+  deliver(self, id, found);
 }
 
 // A borrowed object arrived from its owner. Tasks waiting for it take it from
@@ -299,6 +376,164 @@ void fetched_owner_gone(owner_actor* self, const worker_id& owner) {
   }
 }
 
+// -- objects in nodes' stores, and lineage ------------------------------------
+
+void submit_entry(owner_actor* self, task_entry& t);
+void end_task(owner_actor* self,
+              std::unordered_map<task_id, task_entry>::iterator t);
+void watch_raylet(owner_actor* self, const caf::actor& raylet);
+
+// Drops the lineage of `id`, and with it the hold on its arguments.
+void drop_lineage(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  auto i = st.lineage.find(id);
+  if (i == st.lineage.end())
+    return;
+  auto spec = std::move(i->second.spec);
+  st.lineage.erase(i);
+  for (auto& arg : spec.args)
+    if (arg.by_ref && arg.owner == st.cfg.self)
+      st.cfg.store->release_task_ref(arg.ref);
+}
+
+// Keeps how task `t` made `id`: the task as submitted, its retries left, and
+// its arguments owned here.
+void keep_lineage(owner_actor* self, const task_entry& t, const object_id& id) {
+  auto& st = self->state;
+  drop_lineage(self, id);
+  lineage_entry lin;
+  lin.spec = t.spec;
+  for (auto& [pos, arg] : t.ref_args)
+    lin.spec.args[pos] = arg;
+  lin.retries_left = t.retries_left;
+  for (auto& arg : lin.spec.args)
+    if (arg.by_ref && arg.owner == st.cfg.self)
+      st.cfg.store->add_task_ref(arg.ref);
+  st.lineage.emplace(id, std::move(lin));
+}
+
+// Fails an object whose copies are lost and which cannot be made again.
+void lost_for_good(owner_actor* self, const object_id& id,
+                   const detail::error_info& err) {
+  auto& st = self->state;
+  st.log->warn("{}", err.message);
+  st.located.erase(id);
+  drop_lineage(self, id);
+  st.cfg.store->reopen(id);
+  st.cfg.store->fail(id, err);
+  object_ready(self, id);
+}
+
+// Every copy of `id` is lost: runs the task that made it again (its lost
+// arguments are rebuilt the same way when it resolves them), or fails the
+// object if it has no lineage or no retries left.
+void rebuild(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (st.tasks.count(id.task) > 0)
+    return; // being rebuilt already
+  auto loc = st.located.find(id);
+  if (loc == st.located.end() || !loc->second.lost)
+    return; // freed, rebuilt or failed meanwhile
+  auto where = "node " + loc->second.node.hex();
+  auto lin = st.lineage.find(id);
+  detail::error_info err;
+  if (lin == st.lineage.end()) {
+    err.code = errc::object_lost;
+    err.message = "object " + id.hex() + " was lost with the object store of " +
+                  where + "; it was made by put, which has no lineage to " +
+                  "rebuild it from";
+    lost_for_good(self, id, err);
+    return;
+  }
+  if (lin->second.retries_left == 0) {
+    err.code = errc::reconstruction_failed;
+    err.function_name = lin->second.spec.function;
+    err.message = "object " + id.hex() + " of task '" +
+                  lin->second.spec.display_name() + "' was lost with " + where +
+                  ", and the task has no retries left to rebuild it";
+    lost_for_good(self, id, err);
+    return;
+  }
+  st.located.erase(loc);
+  if (!st.cfg.store->reopen(id)) {
+    drop_lineage(self, id);
+    return;
+  }
+  auto& t = st.tasks[id.task];
+  t.spec = lin->second.spec;
+  t.retries_left = lin->second.retries_left;
+  if (t.retries_left > 0)
+    --t.retries_left;
+  ++t.spec.attempt;
+  t.rebuilding = true;
+  t.key = key_of(t.spec);
+  for (auto& arg : t.spec.args) {
+    if (arg.by_ref && arg.owner == st.cfg.self) {
+      st.cfg.store->add_task_ref(arg.ref);
+      t.held_args.push_back(arg.ref);
+    }
+  }
+  st.log->info("object {} was lost with {}: running task {} ({}) again, "
+               "attempt {}",
+               id.hex(), where, id.task.hex(), t.spec.display_name(),
+               t.spec.attempt);
+  submit_entry(self, t);
+}
+
+void mark_lost(owner_actor* self, const object_id& id) {
+  if (auto l = self->state.located.find(id); l != self->state.located.end())
+    l->second.lost = true;
+}
+
+// Someone needs the value of `id`, kept in a node's store: reads it from
+// there and hands it out, or rebuilds it if that copy is lost.
+void need_value(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (st.pulling.count(id) > 0)
+    return;
+  auto l = st.located.find(id);
+  if (l == st.located.end())
+    return;
+  if (l->second.lost) {
+    // As a message: the caller may be resolving a task that this fails.
+    self->send(self, rebuild_atom::value, id);
+    return;
+  }
+  st.pulling.insert(id);
+  self->request(l->second.raylet, pull_timeout, protocol::pull_object{id})
+      .then(
+          [self, id](protocol::object_reply& reply) {
+            self->state.pulling.erase(id);
+            if (reply.ok) {
+              internal::memory_store::result found;
+              found.st = internal::memory_store::state::ready;
+              found.val = std::move(reply.result);
+              deliver(self, id, found);
+              return;
+            }
+            mark_lost(self, id);
+            rebuild(self, id);
+          },
+          [self, id](caf::error&) {
+            // The node died under the read.
+            self->state.pulling.erase(id);
+            mark_lost(self, id);
+            rebuild(self, id);
+          });
+}
+
+// An object kept in a node's store is no longer referenced here.
+void object_freed(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (auto l = st.located.find(id); l != st.located.end()) {
+    if (!l->second.lost)
+      self->send(l->second.raylet,
+                 protocol::free_object{id, l->second.attempt});
+    st.located.erase(l);
+  }
+  drop_lineage(self, id);
+}
+
 // -- task lifecycle -----------------------------------------------------------
 
 void end_task(owner_actor* self,
@@ -311,13 +546,28 @@ void end_task(owner_actor* self,
   object_ready(self, result_id);
 }
 
-void finish_task(owner_actor* self, const task_id& tid, detail::value&& v) {
+// A run ended well. A small result comes with the report; a large one is
+// in the store of the node that ran the task, which the report names.
+void finish_task(owner_actor* self, protocol::task_done& d) {
   auto& st = self->state;
-  auto t = st.tasks.find(tid);
+  auto t = st.tasks.find(d.task);
   if (t == st.tasks.end() ||
       !set_state(self, t->second, internal::task_state::finished))
     return;
-  st.cfg.store->complete(t->second.spec.return_id(), std::move(v));
+  auto id = t->second.spec.return_id();
+  if (d.stored_at.nil()) {
+    if (t->second.rebuilding)
+      drop_lineage(self, id); // small this time: it lives here now
+    st.cfg.store->complete(id, std::move(d.result));
+  } else if (!st.cfg.store->complete_remote(id, d.stored_at)) {
+    // Nobody references the result any more.
+    self->send(d.store, protocol::free_object{id, d.attempt});
+    drop_lineage(self, id);
+  } else {
+    st.located[id] = located_object{d.stored_at, d.store, d.attempt, false};
+    watch_raylet(self, d.store);
+    keep_lineage(self, t->second, id);
+  }
   end_task(self, t);
 }
 
@@ -336,7 +586,21 @@ void fail_task(owner_actor* self, const task_id& tid,
   }
   st.log->debug("task {} ({}) failed: {}", tid.hex(),
                 t->second.spec.display_name(), err.message);
-  st.cfg.store->fail(t->second.spec.return_id(), err);
+  auto id = t->second.spec.return_id();
+  if (t->second.rebuilding) {
+    drop_lineage(self, id);
+    detail::error_info lost;
+    lost.code = errc::reconstruction_failed;
+    lost.function_name = t->second.spec.function;
+    lost.message = "object " + id.hex() + " of task '" +
+                   t->second.spec.display_name() +
+                   "' was lost, and running the task again to rebuild it "
+                   "failed: " +
+                   err.message;
+    st.cfg.store->fail(id, lost);
+  } else {
+    st.cfg.store->fail(id, err);
+  }
   end_task(self, t);
 }
 
@@ -362,6 +626,15 @@ bool resolve_args(owner_actor* self, task_entry& t) {
     if (!arg.by_ref)
       continue;
     auto found = st.cfg.store->lookup(arg.ref);
+    if (found.st == state::ready && !found.location.nil()) {
+      // Kept in a node's store: read it from there (or rebuild it) first.
+      auto& waiting = st.waiting_tasks[arg.ref];
+      if (std::find(waiting.begin(), waiting.end(), t.spec.id) == waiting.end())
+        waiting.push_back(t.spec.id);
+      ++t.missing_args;
+      need_value(self, arg.ref);
+      continue;
+    }
     if (found.st == state::ready) {
       if (found.err) {
         fail_task(self, t.spec.id, *found.err);
@@ -389,20 +662,30 @@ bool resolve_args(owner_actor* self, task_entry& t) {
   return true;
 }
 
+// Resolves the arguments of a new or rebuilt task, and queues it once they
+// are values.
+void submit_entry(owner_actor* self, task_entry& t) {
+  auto id = t.spec.id;
+  t.ref_args.clear();
+  for (std::size_t pos = 0; pos < t.spec.args.size(); ++pos)
+    if (t.spec.args[pos].by_ref)
+      t.ref_args.emplace_back(pos, t.spec.args[pos]);
+  if (!resolve_args(self, t))
+    return;
+  if (t.missing_args == 0)
+    enqueue(self, id);
+}
+
 void submit(owner_actor* self, internal::task_spec&& spec) {
   auto& st = self->state;
-  auto id = spec.id;
-  auto& t = st.tasks[id];
+  auto& t = st.tasks[spec.id];
   t.retries_left = spec.max_retries;
   t.key = key_of(spec);
   t.spec = std::move(spec);
   for (auto& arg : t.spec.args)
     if (arg.by_ref && arg.owner == st.cfg.self)
       t.held_args.push_back(arg.ref);
-  if (!resolve_args(self, t))
-    return;
-  if (t.missing_args == 0)
-    enqueue(self, id);
+  submit_entry(self, t);
 }
 
 // -- scheduling ---------------------------------------------------------------
@@ -575,6 +858,10 @@ void lease_refused(owner_actor* self, const protocol::lease_refused& msg) {
 void raylet_gone(owner_actor* self, const caf::actor_addr& raylet) {
   auto& st = self->state;
   st.watched_raylets.erase(raylet);
+  // Objects kept there are lost; they are rebuilt when someone needs them.
+  for (auto& [id, loc] : st.located)
+    if (loc.raylet.address() == raylet)
+      loc.lost = true;
   std::vector<std::pair<std::uint64_t, worker_id>> lost;
   for (auto& [id, l] : st.leases)
     if (l.raylet.address() == raylet)
@@ -606,6 +893,9 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
     // the result now.
     st.log->debug("dropping stale result of task {} attempt {}", d.task.hex(),
                   d.attempt);
+    if (d.store)
+      self->send(d.store,
+                 protocol::free_object{object_id{d.task, 1}, d.attempt});
     return;
   }
   auto key = t->second.key;
@@ -621,7 +911,7 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
   q.avg_run_ns = q.avg_run_ns < 0 ? run : 0.8 * q.avg_run_ns + 0.2 * run;
   t->second.lease_id = 0;
   if (d.ok) {
-    finish_task(self, d.task, std::move(d.result));
+    finish_task(self, d);
   } else {
     bool may_retry = d.error.code == errc::task_failed
                          ? t->second.spec.retry_exceptions
@@ -665,6 +955,15 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   install_default_handlers(self, self->state.log);
   self->monitor(self->state.cfg.raylet);
   self->state.watched_raylets.insert(self->state.cfg.raylet.address());
+  // The store reports frees of objects kept in nodes' stores, so that those
+  // copies go too. A weak handle: the store lives as long as this owner.
+  self->state.cfg.store->on_free(
+      [weak = caf::actor_cast<caf::weak_actor_ptr>(self)](const object_id& id,
+                                                          const node_id&) {
+        if (auto strong = weak.lock())
+          caf::anon_send(caf::actor_cast<caf::actor>(strong),
+                         protocol::object_freed{id});
+      });
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (st.watched_raylets.count(msg.source) > 0) {
@@ -700,11 +999,40 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       },
       [self](protocol::object_request& msg) {
         auto found = self->state.cfg.store->lookup(msg.id);
-        if (found.st == internal::memory_store::state::pending)
+        if (found.st == internal::memory_store::state::pending) {
           self->state.waiting_borrowers[msg.id].push_back(msg.requester);
-        else
+        } else if (found.st == internal::memory_store::state::ready &&
+                   !found.location.nil()) {
+          self->state.waiting_borrowers[msg.id].push_back(msg.requester);
+          need_value(self, msg.id);
+        } else {
           reply_object(self, msg.requester, msg.id, found);
+        }
       },
+      [self](const protocol::read_object& msg)
+          -> caf::result<protocol::object_reply> {
+        auto& st = self->state;
+        auto found = st.cfg.store->lookup(msg.id);
+        using state = internal::memory_store::state;
+        if (found.st == state::missing ||
+            (found.st == state::ready && found.location.nil()))
+          return make_reply(msg.id, found);
+        auto rp = self->make_response_promise();
+        st.readers[msg.id].push_back(rp);
+        if (found.st == state::ready)
+          need_value(self, msg.id);
+        return caf::delegated<protocol::object_reply>{};
+      },
+      [self](protocol::put_object& msg) {
+        auto& st = self->state;
+        st.located[msg.id] =
+            located_object{st.cfg.node, st.cfg.raylet, 0, false};
+        self->send(st.cfg.raylet,
+                   protocol::store_object{msg.id, std::move(msg.value)});
+        return true;
+      },
+      [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
+      [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
       [self](const protocol::query_task& msg) -> std::string {
         auto& tasks = self->state.tasks;

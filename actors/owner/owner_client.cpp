@@ -4,6 +4,7 @@
 
 #include "gcs/gcs_client.hpp"
 #include "protocol/kv.hpp"
+#include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/raylet_worker.hpp"
@@ -88,8 +89,58 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
 
 detail::ref_ptr owner_client::put(detail::value v) {
   object_id id{next_task_id(), 0};
-  cfg_.store->add_ready(id, std::move(v));
+  if (v.size() <= cfg_.max_inline_bytes) {
+    cfg_.store->add_ready(id, std::move(v));
+  } else {
+    // A large value goes to the object store of this node, through the
+    // owner, which reads it from there later (its messages to the raylet
+    // stay in order).
+    caf::scoped_actor self{sys_};
+    bool stored = false;
+    caf::error failure;
+    self->request(owner_handle(), caf::infinite,
+                  protocol::put_object{id, std::move(v)})
+        .receive([&](bool) { stored = true; },
+                 [&](caf::error& err) { failure = std::move(err); });
+    if (!stored)
+      throw error(errc::owner_died, "put failed: the owner of this process "
+                                    "ended (" +
+                                        sys_.render(failure) + ")");
+    cfg_.store->add_remote(id, cfg_.node);
+  }
   return std::make_shared<detail::ref_token>(id, cfg_.self, weak_from_this());
+}
+
+detail::value owner_client::read_remote(const object_id& id,
+                                        detail::wait_duration timeout) {
+  caf::scoped_actor self{sys_};
+  std::optional<protocol::object_reply> reply;
+  caf::error failure;
+  auto request_timeout =
+      timeout.count() < 0
+          ? caf::duration{caf::infinite}
+          : caf::duration{
+                std::chrono::duration_cast<std::chrono::milliseconds>(timeout)};
+  {
+    executor::blocking_scope blocking;
+    on_block();
+    self->request(owner_handle(), request_timeout, protocol::read_object{id})
+        .receive([&](protocol::object_reply& x) { reply = std::move(x); },
+                 [&](caf::error& err) { failure = std::move(err); });
+    on_unblock();
+  }
+  if (!reply) {
+    if (failure == caf::sec::request_timeout)
+      throw timeout_error(
+          "get timed out after " + std::to_string(timeout.count()) +
+          " ms reading object " + id.hex() + " from its node's object store");
+    throw owner_died_error("reading object " + id.hex() +
+                           " failed: its owner (this process's) ended (" +
+                           sys_.render(failure) + ")");
+  }
+  if (!reply->ok)
+    detail::throw_error(reply->error);
+  return std::move(reply->result);
 }
 
 void owner_client::ensure_fetch(const object_id& id, const worker_id& owner) {
@@ -115,6 +166,8 @@ detail::value owner_client::get(const object_id& id, const worker_id& owner,
                                 detail::wait_duration timeout) {
   auto deadline = deadline_of(timeout);
   auto found = cfg_.store->lookup(id);
+  if (found.st == store_state::ready && !found.location.nil())
+    return read_remote(id, timeout);
   if (found.st == store_state::ready)
     return value_or_throw(std::move(found));
   if (found.st == store_state::missing) {
@@ -135,6 +188,13 @@ detail::value owner_client::get(const object_id& id, const worker_id& owner,
     throw timeout_error("get timed out after " +
                         std::to_string(timeout.count()) +
                         " ms waiting for object " + id.hex());
+  if (!found.location.nil()) {
+    auto left = timeout.count() < 0
+                    ? timeout
+                    : std::chrono::duration_cast<detail::wait_duration>(
+                          std::max(deadline - clock::now(), clock::duration{}));
+    return read_remote(id, left);
+  }
   return value_or_throw(std::move(found));
 }
 

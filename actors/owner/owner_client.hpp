@@ -33,6 +33,8 @@ public:
     caf::actor gcs;
     std::string ns;
     std::shared_ptr<internal::memory_store> store;
+    /// `put` values larger than this go to the object store of `node`.
+    std::size_t max_inline_bytes = 100 * 1024;
   };
 
   owner_client(caf::actor_system& sys, config cfg);
@@ -166,6 +168,9 @@ private:
   void ensure_fetch(const object_id& id, const worker_id& owner);
   void on_block();
   void on_unblock();
+  /// Reads one of this owner's objects kept in a node's store, through the
+  /// owner actor (which rebuilds it first if that copy was lost).
+  detail::value read_remote(const object_id& id, detail::wait_duration timeout);
 
   caf::actor_system& sys_;
   config cfg_;

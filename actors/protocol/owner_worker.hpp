@@ -35,12 +35,17 @@ struct task_done {
   detail::error_info error;
   /// Time the function ran, for the owner's pipelining decisions.
   std::int64_t run_ns = 0;
+  /// Set when the result is large: the node whose object store keeps it
+  /// (`result` is then empty), and that node's raylet.
+  node_id stored_at;
+  caf::actor store;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_done& x) {
   return f(x.task, x.attempt, x.lease_id, static_cast<unique_id&>(x.worker),
-           x.ok, x.result, x.error, x.run_ns);
+           x.ok, x.result, x.error, x.run_ns,
+           static_cast<unique_id&>(x.stored_at), x.store);
 }
 
 } // namespace prism::protocol

@@ -57,6 +57,16 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<kv_value>("prism.kv_value");
   cfg.add_message_type<kv_del>("prism.kv_del");
   cfg.add_message_type<kv_keys>("prism.kv_keys");
+  cfg.add_message_type<seal_result>("prism.seal_result");
+  cfg.add_message_type<store_object>("prism.store_object");
+  cfg.add_message_type<pull_object>("prism.pull_object");
+  cfg.add_message_type<free_object>("prism.free_object");
+  cfg.add_message_type<drop_objects>("prism.drop_objects");
+  cfg.add_message_type<count_objects>("prism.count_objects");
+  cfg.add_message_type<object_store_usage>("prism.object_store_usage");
+  cfg.add_message_type<read_object>("prism.read_object");
+  cfg.add_message_type<put_object>("prism.put_object");
+  cfg.add_message_type<object_freed>("prism.object_freed");
 }
 
 } // namespace prism::protocol

@@ -11,6 +11,7 @@
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/kv.hpp"
+#include "protocol/object_store.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
@@ -32,7 +33,9 @@ using message_types = caf::detail::type_list<
     detail::error_info, lease_spillback, cluster_view, gcs_attach, watch_gcs,
     gcs_restarted, hosted_actor, std::vector<hosted_actor>, resubscribe_actors,
     kv_put, kv_get, kv_value, kv_del, kv_keys, query_resources, node_resources,
-    query_task, lease_refused>;
+    query_task, lease_refused, seal_result, store_object, pull_object,
+    free_object, drop_objects, count_objects, object_store_usage, read_object,
+    put_object, object_freed>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

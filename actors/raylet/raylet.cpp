@@ -9,6 +9,8 @@
 #include "common/handlers.hpp"
 #include "common/log.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/object_store.hpp"
+#include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
@@ -38,6 +40,13 @@ struct hosted_instance {
   std::int32_t incarnation = 0;
 };
 
+/// One object in the node's store: a large task result or `put`, and the run
+/// of the task that made it (0 for a put).
+struct stored_object {
+  detail::value value;
+  std::int32_t attempt = 0;
+};
+
 struct raylet_state {
   static inline const char* name = "raylet";
 
@@ -56,6 +65,9 @@ struct raylet_state {
   /// The cluster's nodes, as the control store last reported them.
   std::vector<protocol::node_info> view;
   std::size_t next_spill = 0;
+  /// The node's object store, and the bytes it holds.
+  std::unordered_map<object_id, stored_object> objects;
+  std::uint64_t object_bytes = 0;
 };
 
 using raylet_actor = caf::stateful_actor<raylet_state>;
@@ -63,9 +75,9 @@ using raylet_actor = caf::stateful_actor<raylet_state>;
 worker_pool::worker* start_worker(raylet_actor* self) {
   auto& st = self->state;
   auto id = worker_id{unique_id::random()};
-  auto handle =
-      spawn_worker(self->system(), worker_config{id, st.cfg.node, self,
-                                                 st.cfg.gcs, st.cfg.directory});
+  auto handle = spawn_worker(
+      self->system(), worker_config{id, st.cfg.node, self, st.cfg.gcs,
+                                    st.cfg.directory, st.cfg.max_inline_bytes});
   self->monitor(handle);
   st.pool.add(worker_pool::worker{id, handle, job_id{}, 0});
   st.log->debug("started worker {}", id.hex());
@@ -303,6 +315,38 @@ lease* lease_of(raylet_actor* self, const worker_id& id) {
   return i != st.leases.end() ? &i->second : nullptr;
 }
 
+// -- the object store ---------------------------------------------------------
+
+void keep_object(raylet_actor* self, const object_id& id, detail::value v,
+                 std::int32_t attempt) {
+  auto& st = self->state;
+  auto& slot = st.objects[id];
+  st.object_bytes -= slot.value.size();
+  st.object_bytes += v.size();
+  slot = stored_object{std::move(v), attempt};
+}
+
+void drop_object(raylet_actor* self,
+                 std::unordered_map<object_id, stored_object>::iterator i) {
+  self->state.object_bytes -= i->second.value.size();
+  self->state.objects.erase(i);
+}
+
+protocol::object_reply read_stored(raylet_actor* self, const object_id& id) {
+  auto& st = self->state;
+  protocol::object_reply reply;
+  reply.id = id;
+  if (auto i = st.objects.find(id); i != st.objects.end()) {
+    reply.ok = true;
+    reply.result = i->second.value;
+  } else {
+    reply.error.code = errc::object_lost;
+    reply.error.message = "the object store of node " + st.cfg.node.hex() +
+                          " does not hold object " + id.hex();
+  }
+  return reply;
+}
+
 caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
@@ -405,6 +449,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         hc.gcs = st.cfg.gcs;
         hc.directory = st.cfg.directory;
         hc.pool = st.cfg.actor_pool;
+        hc.max_inline_bytes = st.cfg.max_inline_bytes;
         auto host = spawn_actor_host(self->system(), std::move(hc));
         self->monitor(host);
         st.available.subtract(resources);
@@ -443,6 +488,41 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](const protocol::node_added& msg) {
         self->state.log->debug("node {} registered", msg.node.hex());
+      },
+      [self](protocol::seal_result& msg) {
+        auto& done = msg.done;
+        keep_object(self, object_id{done.task, 1}, std::move(done.result),
+                    done.attempt);
+        done.result = detail::value{};
+        done.stored_at = self->state.cfg.node;
+        done.store = caf::actor_cast<caf::actor>(self);
+        self->send(msg.reply_to, std::move(done));
+      },
+      [self](protocol::store_object& msg) {
+        keep_object(self, msg.id, std::move(msg.value), 0);
+      },
+      [self](const protocol::pull_object& msg) {
+        return read_stored(self, msg.id);
+      },
+      [self](const protocol::free_object& msg) {
+        auto i = self->state.objects.find(msg.id);
+        if (i != self->state.objects.end() && i->second.attempt == msg.attempt)
+          drop_object(self, i);
+      },
+      [self](const protocol::drop_objects&) {
+        auto& st = self->state;
+        auto dropped = static_cast<std::uint64_t>(st.objects.size());
+        st.log->warn("object store: dropping {} object(s), {} bytes (fault "
+                     "injection)",
+                     dropped, st.object_bytes);
+        st.objects.clear();
+        st.object_bytes = 0;
+        return dropped;
+      },
+      [self](const protocol::count_objects&) {
+        auto& st = self->state;
+        return protocol::object_store_usage{
+            static_cast<std::uint64_t>(st.objects.size()), st.object_bytes};
       },
   };
 }

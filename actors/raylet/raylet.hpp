@@ -22,6 +22,9 @@ struct raylet_config {
   std::uint32_t prestart_workers = 0;
   /// Upper bound on live workers, blocked ones included.
   std::uint32_t max_workers = 256;
+  /// Task results and puts larger than this many bytes are kept in the
+  /// node's object store.
+  std::size_t max_inline_bytes = 100 * 1024;
   /// Threads that run actor methods on this node.
   std::shared_ptr<executor> actor_pool;
 };

@@ -194,6 +194,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   oc.gcs = st.cfg.gcs;
   oc.ns = st.cfg.spec.ns;
   oc.store = store;
+  oc.max_inline_bytes = st.cfg.max_inline_bytes;
   oc.make_owner = [&sys, self_id, node = st.cfg.node, raylet = st.cfg.raylet,
                    store, dir = st.cfg.directory](auto routes) {
     auto owner = spawn_owner(

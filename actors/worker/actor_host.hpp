@@ -19,6 +19,8 @@ struct actor_host_config {
   caf::actor gcs;
   std::shared_ptr<owner_directory> directory;
   std::shared_ptr<executor> pool;
+  /// `put` values larger than this go to the node's object store.
+  std::size_t max_inline_bytes = 100 * 1024;
 };
 
 /// Spawns the host of one actor instance: an event-based CAF actor (no

@@ -10,6 +10,7 @@
 #include "owner/owner.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
+#include "protocol/object_store.hpp"
 #include "protocol/owner_worker.hpp"
 
 namespace prism::actors {
@@ -77,6 +78,13 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
                   spec.id.hex());
     return;
   }
+  if (done.ok && done.result.size() > st.cfg.max_inline_bytes) {
+    // A large result stays on this node; the raylet keeps it and tells the
+    // owner where it is.
+    self->send(st.cfg.raylet,
+               protocol::seal_result{std::move(done), std::move(msg.reply_to)});
+    return;
+  }
   self->send(msg.reply_to, std::move(done));
 }
 
@@ -93,6 +101,7 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   oc.raylet = st.cfg.raylet;
   oc.gcs = st.cfg.gcs;
   oc.store = store;
+  oc.max_inline_bytes = st.cfg.max_inline_bytes;
   oc.make_owner = [&sys, id = st.cfg.id, node = st.cfg.node,
                    raylet = st.cfg.raylet, store,
                    dir = st.cfg.directory](auto routes) {

@@ -16,6 +16,9 @@ struct worker_config {
   caf::actor raylet;
   caf::actor gcs;
   std::shared_ptr<owner_directory> directory;
+  /// Results larger than this many bytes stay in the node's object store;
+  /// smaller ones go to their owner with the report.
+  std::size_t max_inline_bytes = 100 * 1024;
 };
 
 /// Spawns a worker: an actor on a thread of its own (user code may block),

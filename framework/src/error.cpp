@@ -34,6 +34,10 @@ const char* to_string(errc code) noexcept {
     return "owner_died";
   case errc::unschedulable:
     return "unschedulable";
+  case errc::object_lost:
+    return "object_lost";
+  case errc::reconstruction_failed:
+    return "reconstruction_failed";
   }
   return "unknown";
 }
@@ -88,6 +92,10 @@ void throw_error(const error_info& info) {
     throw owner_died_error(info.message);
   case errc::unschedulable:
     throw unschedulable_error(info.message);
+  case errc::object_lost:
+    throw object_lost_error(info.message);
+  case errc::reconstruction_failed:
+    throw reconstruction_failed_error(info.message);
   default:
     throw error(info.code, info.message);
   }

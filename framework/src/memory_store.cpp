@@ -46,8 +46,44 @@ bool memory_store::fail(const object_id& id, detail::error_info err) {
   return true;
 }
 
+bool memory_store::complete_remote(const object_id& id, const node_id& node) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end() || i->second.st == state::ready)
+    return false;
+  i->second.st = state::ready;
+  i->second.location = node;
+  wake(i->second);
+  return true;
+}
+
+void memory_store::add_remote(const object_id& id, const node_id& node) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& e = entries_[id];
+  e.st = state::ready;
+  e.location = node;
+  ++e.local_refs;
+  wake(e);
+}
+
+bool memory_store::reopen(const object_id& id) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end() || i->second.st != state::ready ||
+      i->second.location.nil())
+    return false;
+  i->second.st = state::pending;
+  i->second.location = node_id{};
+  return true;
+}
+
+void memory_store::on_free(free_hook hook) {
+  std::lock_guard<std::mutex> guard{mu_};
+  on_free_ = std::move(hook);
+}
+
 memory_store::result memory_store::to_result(const entry& e) {
-  return result{e.st, e.val, e.err};
+  return result{e.st, e.val, e.err, e.location};
 }
 
 memory_store::result memory_store::lookup(const object_id& id) const {
@@ -137,8 +173,11 @@ void memory_store::wake(entry& e) {
 void memory_store::maybe_free(
     std::unordered_map<object_id, entry>::iterator i) {
   const auto& e = i->second;
-  if (e.local_refs <= 0 && e.task_refs <= 0 && !e.pinned && e.waiters.empty())
+  if (e.local_refs <= 0 && e.task_refs <= 0 && !e.pinned && e.waiters.empty()) {
+    if (!e.location.nil() && on_free_)
+      on_free_(i->first, e.location);
     entries_.erase(i);
+  }
 }
 
 void memory_store::add_ref(const object_id& id) {

@@ -24,7 +24,8 @@ BOOST_AUTO_TEST_CASE(failures_that_would_repeat_are_not_retryable) {
   for (auto code : {prism::errc::task_failed, prism::errc::function_not_found,
                     prism::errc::invalid_argument, prism::errc::type_mismatch,
                     prism::errc::registration_failed, prism::errc::owner_died,
-                    prism::errc::unschedulable}) {
+                    prism::errc::unschedulable, prism::errc::object_lost,
+                    prism::errc::reconstruction_failed}) {
     BOOST_TEST_CONTEXT("code " << prism::to_string(code)) {
       BOOST_TEST(!prism::is_retryable(code));
     }
@@ -57,6 +58,8 @@ BOOST_AUTO_TEST_CASE(to_string_names_each_code_after_its_enumerator) {
       {prism::errc::gcs_unavailable, "gcs_unavailable"},
       {prism::errc::owner_died, "owner_died"},
       {prism::errc::unschedulable, "unschedulable"},
+      {prism::errc::object_lost, "object_lost"},
+      {prism::errc::reconstruction_failed, "reconstruction_failed"},
   };
   for (const auto& [code, name] : names)
     BOOST_TEST(prism::to_string(code) == name);
@@ -84,6 +87,10 @@ BOOST_AUTO_TEST_CASE(each_error_class_carries_its_code) {
   BOOST_TEST((prism::owner_died_error("m").code() == prism::errc::owner_died));
   BOOST_TEST(
       (prism::unschedulable_error("m").code() == prism::errc::unschedulable));
+  BOOST_TEST(
+      (prism::object_lost_error("m").code() == prism::errc::object_lost));
+  BOOST_TEST((prism::reconstruction_failed_error("m").code() ==
+              prism::errc::reconstruction_failed));
 }
 
 BOOST_AUTO_TEST_CASE(error_what_is_its_message) {
@@ -141,6 +148,11 @@ BOOST_AUTO_TEST_CASE(throw_error_rebuilds_the_typed_exception_of_each_code) {
   info.code = prism::errc::unschedulable;
   BOOST_CHECK_THROW(prism::detail::throw_error(info),
                     prism::unschedulable_error);
+  info.code = prism::errc::object_lost;
+  BOOST_CHECK_THROW(prism::detail::throw_error(info), prism::object_lost_error);
+  info.code = prism::errc::reconstruction_failed;
+  BOOST_CHECK_THROW(prism::detail::throw_error(info),
+                    prism::reconstruction_failed_error);
 }
 
 BOOST_AUTO_TEST_CASE(throw_error_keeps_the_code_of_an_internal_error) {

@@ -105,14 +105,49 @@ BOOST_AUTO_TEST_CASE(task_messages_roundtrip) {
   BOOST_TEST((done2.result == done.result));
   BOOST_TEST((done2.error == done.error));
   BOOST_TEST(done2.run_ns == 1234);
+  BOOST_TEST(done2.stored_at.nil());
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(object_store_messages_roundtrip) {
+  auto a = some_actor(sys);
+  auto id = object_id{sample_spec().id, 1};
+  auto big = detail::encode(std::vector<char>(1000, 'x'));
+  protocol::task_done done;
+  done.task = sample_spec().id;
+  done.attempt = 2;
+  done.ok = true;
+  done.stored_at = node_id{unique_id::random()};
+  done.store = a;
+  auto seal = roundtrip(sys, protocol::seal_result{done, a});
+  BOOST_TEST((seal.done.stored_at == done.stored_at));
+  BOOST_TEST((seal.done.store == a));
+  BOOST_TEST((seal.reply_to == a));
+  auto stored = roundtrip(sys, protocol::store_object{id, big});
+  BOOST_TEST((stored.id == id));
+  BOOST_TEST((stored.value == big));
+  BOOST_TEST((roundtrip(sys, protocol::pull_object{id}).id == id));
+  auto freed = roundtrip(sys, protocol::free_object{id, 4});
+  BOOST_TEST((freed.id == id));
+  BOOST_TEST(freed.attempt == 4);
+  roundtrip(sys, protocol::drop_objects{});
+  roundtrip(sys, protocol::count_objects{});
+  auto usage = roundtrip(sys, protocol::object_store_usage{3, 4096});
+  BOOST_TEST(usage.objects == 3u);
+  BOOST_TEST(usage.bytes == 4096u);
+  BOOST_TEST((roundtrip(sys, protocol::read_object{id}).id == id));
+  auto put = roundtrip(sys, protocol::put_object{id, big});
+  BOOST_TEST((put.value == big));
+  BOOST_TEST((roundtrip(sys, protocol::object_freed{id}).id == id));
   caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 BOOST_AUTO_TEST_CASE(lease_messages_roundtrip) {
   auto a = some_actor(sys);
-  auto req = roundtrip(
-      sys, protocol::lease_request{5, job_id{3},
-                                   internal::resource_set{{{"CPU", 2}}}, a});
+  auto req =
+      roundtrip(sys, protocol::lease_request{
+                         5, job_id{3}, internal::resource_set{{{"CPU", 2}}}, a,
+                         node_id{}, false});
   BOOST_TEST(req.request_id == 5u);
   BOOST_TEST(req.job.value == 3u);
   BOOST_TEST(req.resources.to_string() == "CPU:2");
@@ -339,7 +374,7 @@ BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 54u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 64u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or

@@ -36,6 +36,12 @@ struct config {
   /// workers that are blocked in `get` and lent their CPU back.
   std::uint32_t max_workers_per_node = 256;
 
+  /// Task results and `put` values larger than this many bytes are kept in
+  /// the object store of a node (the one the task ran on, or the owner's),
+  /// not in their owner's memory. Such an object is lost if its node dies,
+  /// and is then rebuilt from its lineage (see README, "Lineage").
+  std::uint32_t max_inline_object_bytes = 100 * 1024;
+
   /// Threads of the scheduler that runs Prism's own components. 0 uses the
   /// number of hardware threads.
   std::uint32_t scheduler_threads = 0;

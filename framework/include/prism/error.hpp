@@ -40,6 +40,12 @@ enum class errc : std::uint8_t {
   /// No node can run the task as asked: its hard node affinity names a node
   /// that is dead or can never fit it. Not retryable.
   unschedulable,
+  /// Every copy of an object that has no lineage (a `put`) was lost with the
+  /// node that held it. Not retryable: nothing can make it again.
+  object_lost,
+  /// Every copy of a task's result was lost, and running the task again to
+  /// rebuild it failed or had no retries left. Not retryable.
+  reconstruction_failed,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -175,6 +181,24 @@ class unschedulable_error : public error {
 public:
   explicit unschedulable_error(const std::string& message)
       : error(errc::unschedulable, message) {}
+};
+
+/// Every copy of a `put` object was lost with the node that held it, and a
+/// `put` has no lineage to rebuild it from. The message names the object
+/// and the node.
+class object_lost_error : public error {
+public:
+  explicit object_lost_error(const std::string& message)
+      : error(errc::object_lost, message) {}
+};
+
+/// Every copy of a task's result was lost, and the owner could not rebuild
+/// it: the task's retries were used up, or its re-run failed (the cause is
+/// in the message).
+class reconstruction_failed_error : public error {
+public:
+  explicit reconstruction_failed_error(const std::string& message)
+      : error(errc::reconstruction_failed, message) {}
 };
 
 /// An API call needs a running Prism (`prism::init`).

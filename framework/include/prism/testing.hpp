@@ -105,6 +105,25 @@ public:
 
   /// The node an actor lives on now, if it is alive.
   std::optional<node_id> actor_node(const actor_id& id) const;
+
+  /// What a node's object store holds: task results and `put` values larger
+  /// than `config::max_inline_object_bytes`.
+  struct store_usage {
+    std::size_t objects = 0;
+    std::size_t bytes = 0;
+  };
+
+  /// The object store of a live node; nothing if it is dead or unknown.
+  /// Once no ref to an object remains, its copy is gone from here.
+  std::optional<store_usage> object_store(const node_id& id) const;
+
+  /// Empties a node's object store as a crash of the store would, leaving
+  /// the node running: task results kept there are rebuilt from their
+  /// lineage when next needed, and `put` values there are lost
+  /// (`object_lost_error`). Works on the head node too, which holds the
+  /// drivers' large puts. Returns how many objects were dropped; nothing if
+  /// the node is dead or unknown.
+  std::optional<std::size_t> drop_objects(const node_id& id);
 };
 
 /// Fault injection at a steady pace: a thread that kills a random node of

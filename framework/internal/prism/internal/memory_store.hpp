@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -17,6 +18,10 @@ namespace prism::internal {
 /// copies of borrowed ones. Thread-safe: user threads put and get, the owner
 /// actor stores task results. Each entry counts its local references; an
 /// entry nobody references any more is freed.
+///
+/// A ready entry holds its value or error here, or, for an object kept in a
+/// node's object store, only the node (`location`): its owner reads it from
+/// there.
 class memory_store {
 public:
   using clock = std::chrono::steady_clock;
@@ -28,7 +33,16 @@ public:
     state st = state::missing;
     detail::value val;
     std::shared_ptr<const detail::error_info> err;
+    /// The node whose object store holds the value; nil if it is here.
+    node_id location;
   };
+
+  /// Called, with the store's lock held, for each freed entry whose value is
+  /// in a node's object store. It must not call back into the store.
+  using free_hook = std::function<void(const object_id&, const node_id&)>;
+
+  /// Sets the hook called when an entry held in a node's store is freed.
+  void on_free(free_hook hook);
 
   /// Adds an entry for an object that will be stored later (a task result
   /// or a fetch under way), with one local reference. Returns false if the
@@ -41,6 +55,18 @@ public:
   /// Stores the value of a pending object and wakes its waiters. Returns
   /// false (and stores nothing) if the entry was freed meanwhile.
   bool complete(const object_id& id, detail::value v);
+
+  /// Marks a pending object ready, its value in the object store of `node`.
+  bool complete_remote(const object_id& id, const node_id& node);
+
+  /// Adds a ready object held in the object store of `node`, with one local
+  /// reference.
+  void add_remote(const object_id& id, const node_id& node);
+
+  /// Makes a ready object held in a node's store pending again: that copy is
+  /// lost, and the object is being rebuilt or is about to fail. Returns
+  /// false if the entry is gone or not held in a node's store.
+  bool reopen(const object_id& id);
 
   /// Stores the error of a pending object and wakes its waiters.
   bool fail(const object_id& id, detail::error_info err);
@@ -95,6 +121,7 @@ private:
     std::int32_t task_refs = 0;
     detail::value val;
     std::shared_ptr<const detail::error_info> err;
+    node_id location;
     std::vector<waiter*> waiters;
   };
 
@@ -106,6 +133,7 @@ private:
   std::unordered_map<object_id, entry> entries_; // guarded by mu_
   /// Set by `close`: the error of every entry added pending after it.
   std::shared_ptr<const detail::error_info> closed_; // guarded by mu_
+  free_hook on_free_;                                // guarded by mu_
 };
 
 } // namespace prism::internal
