@@ -1,6 +1,7 @@
 #include "raylet/raylet.hpp"
 
 #include <deque>
+#include <random>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -61,7 +62,10 @@ struct raylet_state {
   std::unordered_set<std::string> reported_infeasible;
   /// Actor hosts on this node, and the resources each holds.
   std::unordered_map<caf::actor_addr, hosted_instance> hosts;
-  std::uint64_t next_lease_id = 1;
+  /// Lease ids start at a random base per raylet: an owner holds leases of
+  /// several raylets at once and tells them apart by id.
+  std::uint64_t next_lease_id =
+      (std::uint64_t{std::random_device{}()} << 32) | 1;
   /// The cluster's nodes, as the control store last reported them.
   std::vector<protocol::node_info> view;
   std::size_t next_spill = 0;
