@@ -125,6 +125,8 @@ private:
   /// Asks the keeper; false if it does not answer.
   bool ask_keeper_bool(caf::atom_value what);
   std::shared_ptr<owner_client> make_driver(const std::string& ns);
+  /// Starts the control store's owner (see `owner_directory::adopter`).
+  void start_adopter();
 
   config cfg_;
   std::unique_ptr<caf::actor_system_config> sys_cfg_;

@@ -9,6 +9,7 @@
 #include <caf/all.hpp>
 
 #include "common/handlers.hpp"
+#include "common/lineage_record.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs_storage.hpp"
 #include "prism/detail/value.hpp"
@@ -750,6 +751,25 @@ std::vector<std::string> kv_keys(gcs_state& st, const protocol::kv_keys& msg) {
   return result;
 }
 
+// The lineage records of a job's durable tasks go with the job.
+void forget_lineage_of_job(gcs_actor* self, job_id job) {
+  auto& st = self->state;
+  persistence::write_batch b;
+  bool any = false;
+  auto i = st.kv.lower_bound({lineage_ns, std::string{}});
+  while (i != st.kv.end() && i->first.first == lineage_ns) {
+    if (lineage_job(i->second) == job) {
+      b.kv_del(lineage_ns, i->first.second);
+      any = true;
+      i = st.kv.erase(i);
+    } else {
+      ++i;
+    }
+  }
+  if (any && st.storage)
+    commit(self, std::move(b));
+}
+
 caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
   auto& st = self->state;
   st.log = component_logger("gcs");
@@ -819,6 +839,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         for (auto& [id, a] : st.actors)
           if (a.spec.job == msg.job && !a.spec.detached)
             mark_dead(self, a, "its job ended");
+        forget_lineage_of_job(self, msg.job);
         for (auto& [id, n] : st.nodes)
           if (n.info.alive)
             self->send(n.info.raylet, msg);

@@ -1,6 +1,7 @@
 #include "owner/owner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <optional>
 #include <string>
@@ -11,9 +12,11 @@
 #include <caf/all.hpp>
 
 #include "common/handlers.hpp"
+#include "common/lineage_record.hpp"
 #include "common/log.hpp"
 #include "prism/internal/task_state.hpp"
 #include "protocol/gcs_restart.hpp"
+#include "protocol/kv.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -33,6 +36,15 @@ const std::shared_ptr<spdlog::logger>& shared_logger() {
 
 using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
 using rebuild_atom = caf::atom_constant<caf::atom("rebuild")>;
+
+/// The worker id under which a fetch waits for the control store's owner.
+const worker_id adopter_id{};
+
+/// Rebuilds of lost objects started by the owners of this process.
+std::atomic<std::uint64_t> rebuilds_started{0};
+
+/// How long the control store may take to answer about lineage records.
+constexpr auto lineage_timeout = std::chrono::seconds{10};
 
 /// How long a read from a live node's object store may take.
 constexpr auto pull_timeout = std::chrono::seconds{30};
@@ -99,7 +111,8 @@ struct lease_entry {
   caf::actor raylet;
   std::string key;
   std::vector<task_id> in_flight;
-  std::uint64_t idle_epoch = 0;
+  /// When `in_flight` last became empty.
+  std::chrono::steady_clock::time_point idle_since;
 };
 
 struct key_queue {
@@ -150,6 +163,14 @@ struct owner_state {
   /// those that tasks made.
   std::unordered_map<object_id, located_object> located;
   std::unordered_map<object_id, lineage_entry> lineage;
+  /// Results of durable tasks whose lineage this owner recorded in the
+  /// control store.
+  std::unordered_set<object_id> durable;
+  /// Objects whose owner died that this owner (the control store's) is
+  /// adopting: their records are being read.
+  std::unordered_set<object_id> adopting;
+  /// Whether a check of idle leases is scheduled.
+  bool idle_check_pending = false;
   /// Objects being read from a node's store now.
   std::unordered_set<object_id> pulling;
   /// API threads waiting in `get` for an object kept in a node's store.
@@ -345,6 +366,24 @@ protocol::object_reply owner_died_reply(const object_id& id,
   return reply;
 }
 
+// The owner of `id` died: the control store's owner answers instead, with
+// the object made again if it was durable, else with owner_died.
+void ask_adopter(owner_actor* self, const object_id& id,
+                 const worker_id& owner) {
+  auto& st = self->state;
+  auto adopter = st.cfg.directory->adopter();
+  if (!adopter || adopter == self_handle(self)) {
+    // Answered as a message, not here: the caller may still be resolving
+    // the arguments of a task that this answer fails.
+    self->send(self, owner_died_reply(id, owner));
+    return;
+  }
+  st.fetching[id] = adopter_id;
+  if (st.watched_owners.emplace(adopter.address(), adopter_id).second)
+    self->monitor(adopter);
+  self->send(adopter, protocol::adopt_object{id, owner, self_handle(self)});
+}
+
 void request_object(owner_actor* self, const object_id& id,
                     const worker_id& owner) {
   auto& st = self->state;
@@ -352,9 +391,7 @@ void request_object(owner_actor* self, const object_id& id,
     return;
   auto handle = st.cfg.directory->find(owner);
   if (!handle) {
-    // Answered as a message, not here: the caller is still resolving the
-    // arguments of a task that this answer fails.
-    self->send(self, owner_died_reply(id, owner));
+    ask_adopter(self, id, owner);
     return;
   }
   if (st.watched_owners.emplace(handle.address(), owner).second)
@@ -371,14 +408,20 @@ void fetched_owner_gone(owner_actor* self, const worker_id& owner) {
     if (from == owner)
       lost.push_back(id);
   for (auto& id : lost) {
-    auto reply = owner_died_reply(id, owner);
-    object_arrived(self, reply);
+    if (owner == adopter_id) {
+      auto reply = owner_died_reply(id, owner);
+      object_arrived(self, reply);
+    } else {
+      ask_adopter(self, id, owner);
+    }
   }
 }
 
 // -- objects in nodes' stores, and lineage ------------------------------------
 
 void submit_entry(owner_actor* self, task_entry& t);
+void submit(owner_actor* self, internal::task_spec&& spec);
+void forget_lineage(owner_actor* self, const object_id& id);
 void end_task(owner_actor* self,
               std::unordered_map<task_id, task_entry>::iterator t);
 void watch_raylet(owner_actor* self, const caf::actor& raylet);
@@ -473,6 +516,7 @@ void rebuild(owner_actor* self, const object_id& id) {
       t.held_args.push_back(arg.ref);
     }
   }
+  rebuilds_started.fetch_add(1, std::memory_order_relaxed);
   st.log->info("object {} was lost with {}: running task {} ({}) again, "
                "attempt {}",
                id.hex(), where, id.task.hex(), t.spec.display_name(),
@@ -532,6 +576,99 @@ void object_freed(owner_actor* self, const object_id& id) {
     st.located.erase(l);
   }
   drop_lineage(self, id);
+  forget_lineage(self, id);
+}
+
+// -- durable lineage
+// ------------------------------------------------------------
+
+// Records a durable task's lineage (its arguments are values by now) in the
+// control store, once; the record goes when the result is freed here.
+void save_lineage(owner_actor* self, const internal::task_spec& spec) {
+  auto& st = self->state;
+  auto id = spec.return_id();
+  if (!st.cfg.gcs || !st.durable.insert(id).second)
+    return;
+  st.cfg.store->report_free(id);
+  self->request(st.cfg.gcs, lineage_timeout,
+                protocol::kv_put{lineage_ns, lineage_key(id),
+                                 encode_lineage(spec), true})
+      .then([](bool) {},
+            [self, id](caf::error& err) {
+              self->state.log->warn(
+                  "object {}: its lineage could not be made durable: {}",
+                  id.hex(), self->system().render(err));
+            });
+}
+
+void forget_lineage(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (st.durable.erase(id) == 0)
+    return;
+  self->request(st.cfg.gcs, lineage_timeout,
+                protocol::kv_del{lineage_ns, lineage_key(id)})
+      .then([](bool) {}, [](caf::error&) {});
+}
+
+// Gives the borrowers waiting for `id` an error.
+void fail_waiters(owner_actor* self, const object_id& id,
+                  detail::error_info err) {
+  internal::memory_store::result found;
+  found.st = internal::memory_store::state::ready;
+  found.err = std::make_shared<const detail::error_info>(std::move(err));
+  deliver(self, id, found);
+}
+
+// The control store's owner adopts `id`, whose owner died: it runs the task
+// in the durable record again, as its own, and keeps the result.
+void adopt(owner_actor* self, const object_id& id, const worker_id& owner,
+           const protocol::kv_value& record) {
+  auto& st = self->state;
+  st.adopting.erase(id);
+  auto spec = record.found ? decode_lineage(record.value) : std::nullopt;
+  if (!spec) {
+    auto err = owner_died_reply(id, owner).error;
+    if (record.found)
+      err.message += " (its lineage record is malformed)";
+    fail_waiters(self, id, std::move(err));
+    return;
+  }
+  st.log->info("adopting object {} of task '{}', whose owner (worker {}) "
+               "died: running the task again",
+               id.hex(), spec->display_name(), owner.hex());
+  spec->owner = st.cfg.self;
+  spec->durable = false; // the record stays as it is
+  st.cfg.store->add_pending(id);
+  st.cfg.store->pin(id);
+  submit(self, std::move(*spec));
+}
+
+// A borrower asks the control store's owner for an object whose owner died.
+void adopt_requested(owner_actor* self, protocol::adopt_object& msg) {
+  auto& st = self->state;
+  auto found = st.cfg.store->lookup(msg.id);
+  if (found.st == internal::memory_store::state::ready) {
+    reply_object(self, msg.requester, msg.id, found);
+    return;
+  }
+  st.waiting_borrowers[msg.id].push_back(msg.requester);
+  if (found.st == internal::memory_store::state::pending ||
+      !st.adopting.insert(msg.id).second)
+    return; // being made already
+  auto id = msg.id;
+  auto owner = msg.owner;
+  self->request(st.cfg.gcs, lineage_timeout,
+                protocol::kv_get{lineage_ns, lineage_key(id)})
+      .then([self, id, owner](
+                protocol::kv_value& record) { adopt(self, id, owner, record); },
+            [self, id, owner](caf::error& err) {
+              self->state.adopting.erase(id);
+              auto reply = owner_died_reply(id, owner);
+              reply.error.message += "; the control store did not say whether "
+                                     "it was durable (" +
+                                     self->system().render(err) + ")";
+              fail_waiters(self, id, std::move(reply.error));
+            });
 }
 
 // -- task lifecycle -----------------------------------------------------------
@@ -704,13 +841,55 @@ void return_lease(owner_actor* self, std::uint64_t lease_id) {
   self->send(raylet, protocol::lease_return{lease_id});
 }
 
-// A lease without work is kept for a moment, then returned.
+// A lease without work is kept for a moment, then returned. One timer per
+// owner checks the idle leases, not one per lease going idle: a timer per
+// finished task would keep CAF's clock thread busy on every short task.
 void maybe_idle(owner_actor* self, lease_entry& l) {
   if (!l.in_flight.empty())
     return;
-  auto epoch = ++l.idle_epoch;
-  self->delayed_send(self, lease_idle_timeout, lease_idle_atom::value, l.id,
-                     epoch);
+  l.idle_since = std::chrono::steady_clock::now();
+  if (!self->state.idle_check_pending) {
+    self->state.idle_check_pending = true;
+    self->delayed_send(self, lease_idle_timeout, lease_idle_atom::value);
+  }
+}
+
+void dispatch(owner_actor* self, const std::string& key);
+
+// Returns the leases that have been idle for `lease_idle_timeout`, with no
+// task waiting for them; checks again later if some are idle for less.
+void return_idle_leases(owner_actor* self) {
+  auto& st = self->state;
+  st.idle_check_pending = false;
+  auto now = std::chrono::steady_clock::now();
+  auto next = std::chrono::steady_clock::time_point::max();
+  std::vector<std::uint64_t> expired;
+  std::unordered_set<std::string> keys;
+  for (auto& [id, l] : st.leases) {
+    if (!l.in_flight.empty())
+      continue;
+    auto q = st.queues.find(l.key);
+    if (q != st.queues.end() && !q->second.ready.empty()) {
+      // Tasks wait while a lease of their key is idle: those are tasks that
+      // ended while queued, which dispatching drops.
+      keys.insert(l.key);
+      next = std::min(next, now + lease_idle_timeout);
+      continue;
+    }
+    auto due = l.idle_since + lease_idle_timeout;
+    if (due <= now)
+      expired.push_back(id);
+    else
+      next = std::min(next, due);
+  }
+  for (auto id : expired)
+    return_lease(self, id);
+  for (auto& key : keys)
+    dispatch(self, key);
+  if (next != std::chrono::steady_clock::time_point::max()) {
+    st.idle_check_pending = true;
+    self->delayed_send(self, next - now, lease_idle_atom::value);
+  }
 }
 
 void push(owner_actor* self, const task_id& tid, lease_entry& lease) {
@@ -775,6 +954,8 @@ void enqueue(owner_actor* self, const task_id& tid) {
   }
   if (!set_state(self, t, internal::task_state::queued))
     return;
+  if (t.spec.durable)
+    save_lineage(self, t.spec);
   auto [q, added] = st.queues.try_emplace(t.key);
   if (added) {
     q->second.resources = t.spec.resources;
@@ -984,16 +1165,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](const protocol::lease_refused& msg) { lease_refused(self, msg); },
       [self](protocol::task_done& msg) { task_finished(self, msg); },
       [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
-      [self](lease_idle_atom, std::uint64_t lease_id, std::uint64_t epoch) {
-        auto l = self->state.leases.find(lease_id);
-        if (l == self->state.leases.end() || l->second.idle_epoch != epoch ||
-            !l->second.in_flight.empty())
-          return;
-        auto q = self->state.queues.find(l->second.key);
-        if (q != self->state.queues.end() && !q->second.ready.empty())
-          return;
-        return_lease(self, lease_id);
-      },
+      [self](lease_idle_atom) { return_idle_leases(self); },
       [self](const protocol::fetch_object& msg) {
         request_object(self, msg.id, msg.owner);
       },
@@ -1033,6 +1205,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       },
       [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
+      [self](protocol::adopt_object& msg) { adopt_requested(self, msg); },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
       [self](const protocol::query_task& msg) -> std::string {
         auto& tasks = self->state.tasks;
@@ -1071,6 +1244,10 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
 
 caf::actor spawn_owner(caf::actor_system& sys, owner_config cfg) {
   return sys.spawn(owner_behavior, std::move(cfg));
+}
+
+std::uint64_t objects_rebuilt() {
+  return rebuilds_started.load(std::memory_order_relaxed);
 }
 
 } // namespace prism::actors

@@ -23,6 +23,8 @@ struct owner_config {
   std::shared_ptr<owner_directory> directory;
   /// The owner's calls to actors, shared with its API threads.
   std::shared_ptr<actor_routes> routes;
+  /// The control store, which keeps durable tasks' lineage.
+  caf::actor gcs;
 };
 
 /// Spawns the owner of one driver or worker: it resolves task arguments,
@@ -30,5 +32,8 @@ struct owner_config {
 /// worker died (up to `max_retries`) or that threw (with `retry_exceptions`),
 /// and serves its objects to borrowers.
 caf::actor spawn_owner(caf::actor_system& sys, owner_config cfg);
+
+/// How many rebuilds of lost objects the owners of this process started.
+std::uint64_t objects_rebuilt();
 
 } // namespace prism::actors

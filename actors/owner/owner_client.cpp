@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include "gcs/gcs_client.hpp"
+#include "owner/owner.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -37,7 +38,10 @@ owner_client::owner_client(caf::actor_system& sys, config cfg)
 
 const caf::actor& owner_client::owner_handle() {
   std::call_once(owner_once_, [this] {
-    owner_ = cfg_.make_owner(routes_);
+    owner_ = spawn_owner(sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet,
+                                            cfg_.store, cfg_.directory, routes_,
+                                            cfg_.gcs});
+    cfg_.directory->add(cfg_.self, owner_);
     routes_->connect(owner_, cfg_.gcs);
     owner_started_ = true;
   });
@@ -74,6 +78,7 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
   spec.retry_exceptions = opts.retry_exceptions;
   spec.affinity = opts.affinity;
   spec.affinity_soft = opts.affinity_soft;
+  spec.durable = opts.durable;
   spec.owner = cfg_.self;
   auto result_id = spec.return_id();
   cfg_.store->add_pending(result_id);

@@ -26,9 +26,9 @@ public:
     worker_id self;
     node_id node;
     job_id job;
-    /// Spawns the owner actor, on first use: an actor that never submits a
-    /// task or makes an object needs none.
-    std::function<caf::actor(std::shared_ptr<actor_routes>)> make_owner;
+    /// Where the owner actor, started on first use (an actor that never
+    /// submits a task or makes an object needs none), is registered.
+    std::shared_ptr<owner_directory> directory;
     caf::actor raylet;
     caf::actor gcs;
     std::string ns;

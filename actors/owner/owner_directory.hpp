@@ -41,10 +41,24 @@ public:
   void clear() {
     std::lock_guard<std::mutex> guard{mu_};
     owners_.clear();
+    adopter_ = caf::actor{};
+  }
+
+  /// The control store's owner, which adopts durable objects whose owner
+  /// died (see `protocol::adopt_object`).
+  void set_adopter(caf::actor adopter) {
+    std::lock_guard<std::mutex> guard{mu_};
+    adopter_ = std::move(adopter);
+  }
+
+  caf::actor adopter() const {
+    std::lock_guard<std::mutex> guard{mu_};
+    return adopter_;
   }
 
 private:
   mutable std::mutex mu_;
+  caf::actor adopter_;                               // guarded by mu_
   std::unordered_map<worker_id, caf::actor> owners_; // guarded by mu_
 };
 

@@ -70,6 +70,21 @@ typename Inspector::result_type inspect(Inspector& f, object_request& x) {
   return f(x.id, x.requester);
 }
 
+/// borrower's owner -> the control store's owner, after the object's owner
+/// died: adopt the object if its lineage is durable, and send it once it is
+/// made again. Answered, like `object_request`, with `object_reply`: the
+/// value, or `owner_died` if the object was not durable.
+struct adopt_object {
+  object_id id;
+  worker_id owner;
+  caf::actor requester;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, adopt_object& x) {
+  return f(x.id, static_cast<unique_id&>(x.owner), x.requester);
+}
+
 /// object's owner -> borrower's owner: the object's value or error.
 struct object_reply {
   object_id id;

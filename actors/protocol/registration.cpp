@@ -67,6 +67,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<read_object>("prism.read_object");
   cfg.add_message_type<put_object>("prism.put_object");
   cfg.add_message_type<object_freed>("prism.object_freed");
+  cfg.add_message_type<adopt_object>("prism.adopt_object");
 }
 
 } // namespace prism::protocol

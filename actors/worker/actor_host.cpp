@@ -195,13 +195,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   oc.ns = st.cfg.spec.ns;
   oc.store = store;
   oc.max_inline_bytes = st.cfg.max_inline_bytes;
-  oc.make_owner = [&sys, self_id, node = st.cfg.node, raylet = st.cfg.raylet,
-                   store, dir = st.cfg.directory](auto routes) {
-    auto owner = spawn_owner(
-        sys, owner_config{self_id, node, raylet, store, dir, routes});
-    dir->add(self_id, owner);
-    return owner;
-  };
+  oc.directory = st.cfg.directory;
   st.inst->client = std::make_shared<owner_client>(sys, std::move(oc));
   self->attach_functor([inst = st.inst, dir = st.cfg.directory, self_id] {
     dir->remove(self_id);

@@ -102,14 +102,7 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   oc.gcs = st.cfg.gcs;
   oc.store = store;
   oc.max_inline_bytes = st.cfg.max_inline_bytes;
-  oc.make_owner = [&sys, id = st.cfg.id, node = st.cfg.node,
-                   raylet = st.cfg.raylet, store,
-                   dir = st.cfg.directory](auto routes) {
-    auto owner = spawn_owner(
-        sys, owner_config{id, node, raylet, store, dir, std::move(routes)});
-    dir->add(id, owner);
-    return owner;
-  };
+  oc.directory = st.cfg.directory;
   st.client = std::make_shared<owner_client>(sys, std::move(oc));
   st.owner = st.client->owner_handle();
   // The worker and its owner live and die together; both are in this process.

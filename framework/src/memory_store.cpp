@@ -77,6 +77,12 @@ bool memory_store::reopen(const object_id& id) {
   return true;
 }
 
+void memory_store::report_free(const object_id& id) {
+  std::lock_guard<std::mutex> guard{mu_};
+  if (auto i = entries_.find(id); i != entries_.end())
+    i->second.report_free = true;
+}
+
 void memory_store::on_free(free_hook hook) {
   std::lock_guard<std::mutex> guard{mu_};
   on_free_ = std::move(hook);
@@ -174,7 +180,7 @@ void memory_store::maybe_free(
     std::unordered_map<object_id, entry>::iterator i) {
   const auto& e = i->second;
   if (e.local_refs <= 0 && e.task_refs <= 0 && !e.pinned && e.waiters.empty()) {
-    if (!e.location.nil() && on_free_)
+    if ((!e.location.nil() || e.report_free) && on_free_)
       on_free_(i->first, e.location);
     entries_.erase(i);
   }

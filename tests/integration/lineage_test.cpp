@@ -136,6 +136,7 @@ BOOST_AUTO_TEST_CASE(lost_arguments_are_rebuilt_recursively) {
   auto a = prism::task(make).node_affinity(doomed, true).remote(5);
   auto b = prism::task(grow).node_affinity(doomed, true).remote(a);
   wait_ready(b);
+  auto rebuilt_before = prism::testing::objects_rebuilt();
   BOOST_TEST(make_runs.load() == 1);
   BOOST_TEST(grow_runs.load() == 1);
   BOOST_TEST(objects_on(doomed) == 2u);
@@ -147,6 +148,7 @@ BOOST_AUTO_TEST_CASE(lost_arguments_are_rebuilt_recursively) {
   BOOST_TEST(value.back() == '+');
   BOOST_TEST(grow_runs.load() == 2);
   BOOST_TEST(make_runs.load() == 2);
+  BOOST_TEST(prism::testing::objects_rebuilt() - rebuilt_before == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(

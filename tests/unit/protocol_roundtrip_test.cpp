@@ -139,6 +139,11 @@ BOOST_AUTO_TEST_CASE(object_store_messages_roundtrip) {
   auto put = roundtrip(sys, protocol::put_object{id, big});
   BOOST_TEST((put.value == big));
   BOOST_TEST((roundtrip(sys, protocol::object_freed{id}).id == id));
+  auto w = worker_id{unique_id::random()};
+  auto adopt = roundtrip(sys, protocol::adopt_object{id, w, a});
+  BOOST_TEST((adopt.id == id));
+  BOOST_TEST((adopt.owner == w));
+  BOOST_TEST((adopt.requester == a));
   caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
@@ -374,7 +379,7 @@ BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 64u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 65u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or

@@ -117,6 +117,16 @@ public:
     return *this;
   }
 
+  /// Keeps the task's lineage in the control store, durably, once its
+  /// arguments are ready. If the owner of the result (the caller) dies, the
+  /// control store adopts the result: borrowers of the ref still get it,
+  /// made again by running the task. The record goes when the owner frees
+  /// the result, or when the job ends.
+  task_caller& durable(bool on = true) {
+    opts_.durable = on;
+    return *this;
+  }
+
   /// Whether an exception thrown by the task counts as retryable. Default
   /// false.
   task_caller& retry_exceptions(bool on) {

@@ -39,6 +39,11 @@ std::string task_state(const object_id& result);
 /// tests check it.
 std::uint64_t illegal_task_transitions();
 
+/// How many times the owners of this process ran a task again to rebuild a
+/// result whose every copy was lost (see "Objects, object stores and
+/// lineage" in the README).
+std::uint64_t objects_rebuilt();
+
 /// The directory of the embedded cluster's control-store tables: the
 /// configured `storage_path`, or the temporary directory shutdown removes.
 std::string storage_path();

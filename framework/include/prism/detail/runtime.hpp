@@ -61,6 +61,8 @@ struct task_options {
   /// Whether another node may run it if `affinity` is dead or can never fit
   /// it.
   bool affinity_soft = false;
+  /// Whether the control store keeps the task's lineage (see `durable()`).
+  bool durable = false;
 };
 
 /// Options a caller sets on an actor.

@@ -41,8 +41,13 @@ public:
   /// in a node's object store. It must not call back into the store.
   using free_hook = std::function<void(const object_id&, const node_id&)>;
 
-  /// Sets the hook called when an entry held in a node's store is freed.
+  /// Sets the hook called when an entry held in a node's store, or one
+  /// marked with `report_free`, is freed.
   void on_free(free_hook hook);
+
+  /// Has the hook called when the entry is freed (a durable task's result,
+  /// whose record in the control store goes with it).
+  void report_free(const object_id& id);
 
   /// Adds an entry for an object that will be stored later (a task result
   /// or a fetch under way), with one local reference. Returns false if the
@@ -117,6 +122,7 @@ private:
   struct entry {
     state st = state::pending;
     bool pinned = false;
+    bool report_free = false;
     std::int32_t local_refs = 0;
     std::int32_t task_refs = 0;
     detail::value val;

@@ -40,6 +40,9 @@ struct task_spec {
   /// The node it must (or, if `affinity_soft`, should) run on; nil for any.
   node_id affinity;
   bool affinity_soft = false;
+  /// The control store keeps the task's lineage, and adopts its result if
+  /// the owner dies.
+  bool durable = false;
 
   friend bool operator==(const task_spec&, const task_spec&) = default;
 };
@@ -48,7 +51,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_spec& x) {
   return f(x.id, x.job, x.function, x.name, x.args, x.resources, x.max_retries,
            x.retry_exceptions, x.attempt, static_cast<unique_id&>(x.owner),
-           static_cast<unique_id&>(x.affinity), x.affinity_soft);
+           static_cast<unique_id&>(x.affinity), x.affinity_soft, x.durable);
 }
 
 } // namespace prism::internal

@@ -1,0 +1,127 @@
+// Large results under repeated node kills: chains of large values, kept in
+// the object stores of nodes that keep dying, are read back right, rebuilt
+// from lineage (recursively) while the kills go on.
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+#include "chaos_support.hpp"
+
+using prism_test::result_timeout;
+
+namespace lineage_chaos_test {
+
+/// Just above `max_inline_object_bytes`, so that every link_resources is kept
+/// in the store of the node that made it.
+constexpr std::size_t link_size = 101 * 1024;
+
+std::atomic<int> source_runs{0};
+std::atomic<int> in_flight{0};
+
+std::vector<char> source(int seed) {
+  prism_test::in_flight_scope scope{in_flight};
+  ++source_runs;
+  return std::vector<char>(link_size, static_cast<char>(seed % 100));
+}
+
+std::vector<char> step(std::vector<char> in) {
+  prism_test::in_flight_scope scope{in_flight};
+  in.push_back('+');
+  return in;
+}
+
+} // namespace lineage_chaos_test
+
+PRISM_REMOTE(lineage_chaos_test::source, lineage_chaos_test::step);
+
+using namespace lineage_chaos_test;
+
+namespace {
+
+/// A node the killer may take down. The links ask for "spot", so they live
+/// on such nodes only and every kill can hit them.
+const prism::resource_map worker_node{{"CPU", 2}, {"spot", 4}};
+const prism::resource_map link_resources{{"CPU", 1}, {"spot", 1}};
+
+struct lineage_chaos_fixture {
+  lineage_chaos_fixture() {
+    source_runs = 0;
+  }
+
+  ~lineage_chaos_fixture() {
+    BOOST_CHECK_MESSAGE(
+        prism_test::wait_until([] { return in_flight.load() == 0; }),
+        "task bodies on killed workers did not end");
+  }
+
+  prism::testing::local_cluster cluster{
+      {{{"CPU", 2}}, worker_node, worker_node, worker_node}};
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(lineage_chaos, lineage_chaos_fixture)
+
+BOOST_AUTO_TEST_CASE(large_results_lost_to_node_kills_are_rebuilt_right) {
+  constexpr int chains = 48;
+  constexpr int chains_per_wave = 4;
+  constexpr int kills_while_held = 3;
+  using blob = std::vector<char>;
+  std::vector<prism::object_ref<blob>> ends;
+  int kills = 0;
+  auto rebuilt_before = prism::testing::objects_rebuilt();
+  {
+    prism::testing::node_killer killer{cluster, worker_node,
+                                       std::chrono::milliseconds{60}, 52090};
+    // Chains of three large links, each retried (and so rebuildable)
+    // forever, made while nodes die.
+    for (int c = 0; c < chains; c += chains_per_wave) {
+      std::vector<prism::object_ref<blob>> wave;
+      for (int i = c; i < c + chains_per_wave; ++i) {
+        auto a = prism::task(source)
+                     .resources(link_resources)
+                     .max_retries(-1)
+                     .remote(i);
+        auto b = prism::task(step)
+                     .resources(link_resources)
+                     .max_retries(-1)
+                     .remote(a);
+        wave.push_back(prism::task(step)
+                           .resources(link_resources)
+                           .max_retries(-1)
+                           .remote(b));
+      }
+      auto [ready, rest] = prism::wait(wave, wave.size(), result_timeout);
+      BOOST_REQUIRE(rest.empty());
+      ends.insert(ends.end(), wave.begin(), wave.end());
+    }
+    // More nodes die with the links on them; then everything is read while
+    // the kills go on.
+    auto seen = killer.kills();
+    BOOST_TEST(prism_test::wait_until(
+        [&] { return killer.kills() >= seen + kills_while_held; }));
+    for (int i = 0; i < chains; ++i) {
+      auto v = prism::get(ends[i], result_timeout);
+      BOOST_TEST_CONTEXT("chain " << i) {
+        BOOST_TEST(v.size() == link_size + 2);
+        BOOST_TEST(v.front() == static_cast<char>(i % 100));
+        BOOST_TEST(v.back() == '+');
+      }
+    }
+    kills = killer.kills();
+  }
+  auto rebuilt = prism::testing::objects_rebuilt() - rebuilt_before;
+  BOOST_TEST_MESSAGE(chains << " chains, " << kills << " node kills, "
+                            << rebuilt << " links rebuilt, "
+                            << source_runs.load() << " runs of the source");
+  // Links were lost with their nodes and made again from lineage.
+  BOOST_TEST(rebuilt > 0u);
+  prism_chaos::expect_cpus_return_to_full(cluster, 2);
+  BOOST_TEST(prism::testing::illegal_task_transitions() == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,140 @@
+// Durable objects: a task submitted with `.durable()` has its lineage kept
+// in the control store, so that when the result's owner dies, the control
+// store's owner adopts the object and borrowers still get it, made again.
+// Without `.durable()`, the owner's death is an owner_died_error.
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "cluster_fixture.hpp"
+
+using prism_test::result_timeout;
+
+namespace durable_test {
+
+std::atomic<int> runs{0};
+
+int square(int x) {
+  ++runs;
+  return x * x;
+}
+
+/// Submits `square(x)` from a worker, which then owns the result, and hands
+/// the ref out: the caller borrows it.
+prism::object_ref<int> square_owned_here(int x, bool durable) {
+  return prism::task(square).durable(durable).remote(x);
+}
+
+/// Like `square_owned_here`, with the argument a ref this worker owns: the
+/// record keeps the argument's value.
+prism::object_ref<int> square_of_own_put(int x) {
+  auto arg = prism::put(x);
+  return prism::task(square).durable().remote(arg);
+}
+
+} // namespace durable_test
+
+PRISM_REMOTE(durable_test::square, durable_test::square_owned_here,
+             durable_test::square_of_own_put);
+
+using namespace durable_test;
+
+namespace {
+
+std::vector<std::string> lineage_records() {
+  return prism::kv::keys("", "prism.lineage");
+}
+
+struct durable_fixture {
+  durable_fixture() {
+    runs = 0;
+  }
+
+  /// Returns the ref `make` hands out from a worker on node 1, once the
+  /// task behind it has run there.
+  prism::object_ref<int>
+  borrowed_from_node_1(prism::object_ref<prism::object_ref<int>> make) {
+    auto ref = prism::get(make, result_timeout);
+    BOOST_REQUIRE(prism_test::wait_until([] { return runs.load() == 1; }));
+    // The record is written before the task runs; wait for it to be there.
+    BOOST_REQUIRE(
+        prism_test::wait_until([] { return !lineage_records().empty(); }));
+    return ref;
+  }
+
+  prism::testing::local_cluster cluster{{{{"CPU", 2}}, {{"CPU", 2}}}};
+};
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(durable, durable_fixture)
+
+BOOST_AUTO_TEST_CASE(a_durable_object_outlives_its_owner) {
+  auto node = cluster.node(1);
+  auto ref = borrowed_from_node_1(
+      prism::task(square_owned_here).node_affinity(node).remote(7, true));
+  // The owner (the worker on node 1) dies with its node, before anyone
+  // read the object.
+  BOOST_REQUIRE(cluster.kill_node(node));
+  BOOST_TEST(prism::get(ref, result_timeout) == 49);
+  BOOST_TEST(runs.load() == 2);
+  // A task that takes the ref gets the adopted object too.
+  BOOST_TEST(prism::get(prism::task(square).remote(ref), result_timeout) ==
+             49 * 49);
+}
+
+BOOST_AUTO_TEST_CASE(without_durable_the_owners_death_is_an_error) {
+  auto node = cluster.node(1);
+  auto ref = prism::get(
+      prism::task(square_owned_here).node_affinity(node).remote(7, false),
+      result_timeout);
+  BOOST_REQUIRE(prism_test::wait_until([] { return runs.load() == 1; }));
+  BOOST_REQUIRE(cluster.kill_node(node));
+  BOOST_CHECK_THROW(prism::get(ref, result_timeout), prism::owner_died_error);
+  BOOST_TEST(lineage_records().empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_record_keeps_argument_values) {
+  auto node = cluster.node(1);
+  auto ref = borrowed_from_node_1(
+      prism::task(square_of_own_put).node_affinity(node).remote(5));
+  // The argument was a put of the dead owner: the record has its value.
+  BOOST_REQUIRE(cluster.kill_node(node));
+  BOOST_TEST(prism::get(ref, result_timeout) == 25);
+}
+
+BOOST_AUTO_TEST_CASE(the_record_survives_a_control_store_restart) {
+  auto node = cluster.node(1);
+  auto ref = borrowed_from_node_1(
+      prism::task(square_owned_here).node_affinity(node).remote(6, true));
+  cluster.restart_gcs();
+  BOOST_REQUIRE(cluster.kill_node(node));
+  BOOST_TEST(prism::get(ref, result_timeout) == 36);
+}
+
+BOOST_AUTO_TEST_CASE(the_record_goes_when_its_owner_frees_the_result) {
+  {
+    auto ref = prism::task(square).durable().remote(3);
+    BOOST_TEST(prism::get(ref, result_timeout) == 9);
+    BOOST_TEST(lineage_records().size() == 1u);
+  }
+  BOOST_TEST(prism_test::wait_until([] { return lineage_records().empty(); }));
+}
+
+BOOST_AUTO_TEST_CASE(the_records_of_a_job_go_when_it_ends) {
+  std::vector<prism::object_ref<int>> kept;
+  {
+    auto job = prism::client::connect();
+    for (int i = 0; i < 3; ++i)
+      kept.push_back(job.task(square).durable().remote(i));
+    for (auto& ref : kept)
+      prism::get(ref, result_timeout);
+    BOOST_TEST(lineage_records().size() == 3u);
+  }
+  BOOST_TEST(lineage_records().empty());
+}
+
+BOOST_AUTO_TEST_SUITE_END()
