@@ -7,7 +7,6 @@
 #include "common/handlers.hpp"
 #include "common/log.hpp"
 #include "common/user_errors.hpp"
-#include "owner/owner.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "protocol/object_store.hpp"
