@@ -196,6 +196,18 @@ affinity_verdict apply_affinity(raylet_actor* self,
   return affinity_verdict::wait;
 }
 
+// Whether some live node could run `req` as it stands: false if no node
+// can ever fit it, or if it is pinned (hard) to a node nobody knows.
+bool runnable_now(raylet_actor* self, const protocol::lease_request& req) {
+  auto& st = self->state;
+  if (!req.affinity.nil() && req.affinity != st.cfg.node &&
+      std::none_of(st.view.begin(), st.view.end(),
+                   [&](const auto& n) { return n.node == req.affinity; }))
+    return false;
+  return st.cfg.resources.contains(req.resources) ||
+         spill_target(self, req.resources) != nullptr;
+}
+
 void schedule(raylet_actor* self) {
   auto& st = self->state;
   for (auto i = st.queue.begin(); i != st.queue.end();) {
@@ -431,8 +443,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         protocol::node_resources result{
             st.cfg.node, st.cfg.resources, st.available, {}};
         for (auto& req : st.queue)
-          if (!st.cfg.resources.contains(req.resources) &&
-              spill_target(self, req.resources) == nullptr &&
+          if (!runnable_now(self, req) &&
               std::find(result.infeasible.begin(), result.infeasible.end(),
                         req.resources) == result.infeasible.end())
             result.infeasible.push_back(req.resources);

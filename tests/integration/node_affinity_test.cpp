@@ -146,6 +146,13 @@ BOOST_AUTO_TEST_CASE(hard_affinity_to_an_unknown_node_waits_for_it) {
   BOOST_TEST(prism::wait(std::vector{ref}, 1, std::chrono::milliseconds{100})
                  .ready.empty());
   BOOST_TEST(prism::testing::task_state(ref.id()) == "queued");
+  // It is reported among the requests no live node can run now.
+  BOOST_TEST(prism_test::wait_until([] {
+    for (auto& r : prism::testing::pending_infeasible())
+      if (r == prism::resource_map{{"CPU", 1}})
+        return true;
+    return false;
+  }));
 }
 
 BOOST_AUTO_TEST_CASE(a_nil_node_is_an_invalid_argument) {

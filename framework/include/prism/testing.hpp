@@ -23,9 +23,10 @@ bool kill_worker(const worker_id& id);
 /// Number of live workers on all nodes of the embedded cluster.
 std::size_t num_workers();
 
-/// Resource requests of tasks that wait because no live node can ever fit
-/// them (each shape once). They are never dropped: a node that fits them
-/// runs them when it joins.
+/// Resource requests of tasks that wait because no live node can run them:
+/// none can ever fit them, or they are pinned (hard) to a node that is not
+/// known (each shape once). They are never dropped: a node that fits them,
+/// or the node they are pinned to, runs them when it joins.
 std::vector<resource_map> pending_infeasible();
 
 /// The state of the task that returns `result`, at the driver that
