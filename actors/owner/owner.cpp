@@ -892,12 +892,11 @@ void return_idle_leases(owner_actor* self) {
   }
 }
 
-void push(owner_actor* self, const task_id& tid, lease_entry& lease) {
-  auto& t = self->state.tasks[tid];
+void push(owner_actor* self, task_entry& t, lease_entry& lease) {
   if (!set_state(self, t, internal::task_state::running))
     return;
   t.lease_id = lease.id;
-  lease.in_flight.push_back(tid);
+  lease.in_flight.push_back(t.spec.id);
   self->send(lease.handle,
              protocol::push_task{t.spec, lease.id, self_handle(self)});
 }
@@ -910,12 +909,10 @@ protocol::lease_request lease_request_for(owner_actor* self, const key_queue& q,
                                  q.affinity,  q.affinity_soft};
 }
 
-void dispatch(owner_actor* self, const std::string& key) {
+// Pushes the ready tasks of queue `q` (scheduling key `key`) to its leases,
+// and asks for more leases while tasks wait.
+void dispatch(owner_actor* self, const std::string& key, key_queue& q) {
   auto& st = self->state;
-  auto qi = st.queues.find(key);
-  if (qi == st.queues.end())
-    return;
-  auto& q = qi->second;
   auto depth = q.depth();
   while (!q.ready.empty()) {
     lease_entry* best = nullptr;
@@ -927,11 +924,11 @@ void dispatch(owner_actor* self, const std::string& key) {
     }
     if (best == nullptr)
       break;
-    auto tid = q.ready.front();
+    auto t = st.tasks.find(q.ready.front());
     q.ready.pop_front();
-    if (st.tasks.count(tid) == 0)
+    if (t == st.tasks.end())
       continue; // ended while it waited
-    push(self, tid, *best);
+    push(self, t->second, *best);
   }
   auto wanted = std::min(q.ready.size(), max_pending_lease_requests);
   while (q.pending_requests < wanted) {
@@ -940,6 +937,12 @@ void dispatch(owner_actor* self, const std::string& key) {
     st.requests.emplace(rid, owner_state::request{key, st.cfg.raylet});
     self->send(st.cfg.raylet, lease_request_for(self, q, rid));
   }
+}
+
+void dispatch(owner_actor* self, const std::string& key) {
+  auto& st = self->state;
+  if (auto q = st.queues.find(key); q != st.queues.end())
+    dispatch(self, key, q->second);
 }
 
 void enqueue(owner_actor* self, const task_id& tid) {
@@ -964,7 +967,7 @@ void enqueue(owner_actor* self, const task_id& tid) {
     q->second.affinity_soft = t.spec.affinity_soft;
   }
   q->second.ready.push_back(tid);
-  dispatch(self, t.key);
+  dispatch(self, q->first, q->second);
 }
 
 // A lease request was answered: it is no longer in flight. Returns its
