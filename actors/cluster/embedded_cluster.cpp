@@ -200,21 +200,21 @@ node_id embedded_cluster::add_node(const resource_map& resources) {
   return rc.node;
 }
 
+embedded_cluster::node_entry embedded_cluster::head() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  return nodes_.front();
+}
+
 void embedded_cluster::start_adopter() {
-  caf::actor head;
-  node_id head_id;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    head = nodes_.front().raylet;
-    head_id = nodes_.front().id;
-  }
+  auto head_node = head();
   // The control store's owner: it adopts durable objects whose owner died.
   // It stops with the other owners.
   auto id = worker_id{unique_id::random()};
   auto store = std::make_shared<internal::memory_store>();
   auto routes = std::make_shared<actor_routes>(store);
-  auto adopter = spawn_owner(
-      *sys_, owner_config{id, head_id, head, store, directory_, routes, gcs_});
+  auto adopter =
+      spawn_owner(*sys_, owner_config{id, head_node.id, head_node.raylet, store,
+                                      directory_, routes, gcs_});
   routes->connect(adopter, gcs_);
   directory_->add(id, adopter);
   directory_->set_adopter(adopter);
@@ -222,13 +222,7 @@ void embedded_cluster::start_adopter() {
 
 std::shared_ptr<owner_client>
 embedded_cluster::make_driver(const std::string& ns) {
-  caf::actor head;
-  node_id head_id;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    head = nodes_.front().raylet;
-    head_id = nodes_.front().id;
-  }
+  auto head_node = head();
   auto self_id = worker_id{unique_id::random()};
   auto job = ask_gcs<protocol::job_started>(*sys_, gcs_,
                                             protocol::start_job{self_id, ns},
@@ -237,9 +231,9 @@ embedded_cluster::make_driver(const std::string& ns) {
   auto store = std::make_shared<internal::memory_store>();
   owner_client::config oc;
   oc.self = self_id;
-  oc.node = head_id;
+  oc.node = head_node.id;
   oc.job = job;
-  oc.raylet = head;
+  oc.raylet = head_node.raylet;
   oc.gcs = gcs_;
   oc.ns = ns;
   oc.store = store;

@@ -115,6 +115,8 @@ private:
 
   void stop();
   void start_control_store();
+  /// The head node (the first started), where drivers attach.
+  node_entry head() const;
   /// The raylets of the nodes alive now.
   std::vector<caf::actor> live_raylets() const;
   /// The raylet of node `id` if it is alive, else an invalid handle.

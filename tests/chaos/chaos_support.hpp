@@ -4,9 +4,20 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
+
 #include "cluster_fixture.hpp"
 
 namespace prism_chaos {
+
+/// Waits, before a cluster shuts down, until the task bodies counted in
+/// `in_flight` have ended: a body on a killed worker runs to its end inside
+/// this process.
+inline void expect_bodies_end(const std::atomic<int>& in_flight) {
+  BOOST_CHECK_MESSAGE(
+      prism_test::wait_until([&] { return in_flight.load() == 0; }),
+      "task bodies on killed workers did not end");
+}
 
 /// Waits until every live node has all of `cpus` CPUs free again; fails the
 /// test with the node's figures if one does not within the deadline.

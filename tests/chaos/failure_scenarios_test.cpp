@@ -114,8 +114,7 @@ struct scenario_fixture {
 
   ~scenario_fixture() {
     release = true;
-    BOOST_CHECK_MESSAGE(wait_until([] { return in_flight.load() == 0; }),
-                        "task bodies on killed workers did not end");
+    prism_chaos::expect_bodies_end(in_flight);
   }
 
   /// Waits until a task noted where it runs `n` times in all.

@@ -53,9 +53,7 @@ struct lineage_chaos_fixture {
   }
 
   ~lineage_chaos_fixture() {
-    BOOST_CHECK_MESSAGE(
-        prism_test::wait_until([] { return in_flight.load() == 0; }),
-        "task bodies on killed workers did not end");
+    prism_chaos::expect_bodies_end(in_flight);
   }
 
   prism::testing::local_cluster cluster{
