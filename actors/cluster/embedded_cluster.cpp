@@ -607,6 +607,10 @@ std::uint64_t objects_rebuilt() {
   return actors::objects_rebuilt();
 }
 
+std::int64_t objects_in_scope() {
+  return internal::memory_store::live_entries();
+}
+
 std::vector<resource_map> pending_infeasible() {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
   return actors::running_cluster().pending_infeasible();

@@ -169,7 +169,8 @@ std::string encode_spec(const internal::actor_spec& spec) {
 std::optional<internal::actor_spec> decode_spec(const std::string& bytes) {
   detail::value v{
       detail::type_tag<internal::actor_spec>(),
-      std::make_shared<detail::byte_buffer>(bytes.begin(), bytes.end())};
+      std::make_shared<detail::byte_buffer>(bytes.begin(), bytes.end()),
+      {}};
   try {
     return detail::decode<internal::actor_spec>(v, "creation spec");
   } catch (const std::exception&) {

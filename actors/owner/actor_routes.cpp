@@ -181,11 +181,11 @@ actor_routes::on_update(const protocol::actor_update& u) {
   return std::move(failed_);
 }
 
-void actor_routes::on_done(protocol::actor_task_done& done) {
+bool actor_routes::on_done(protocol::actor_task_done& done) {
   std::lock_guard<std::mutex> guard{mu_};
   auto i = routes_.find(done.actor);
   if (i == routes_.end())
-    return;
+    return false;
   auto& r = i->second;
   // The first answer wins; a retried call's second answer finds nothing.
   auto match = [&](const call& c) { return c.msg.task == done.task; };
@@ -203,14 +203,18 @@ void actor_routes::on_done(protocol::actor_task_done& done) {
     c = std::move(*k);
     r.waiting.erase(k);
   } else {
-    return;
+    return false;
   }
   auto id = object_id{done.task, 1};
+  bool kept = false;
   if (done.ok)
-    store_->complete(id, std::move(done.result));
+    kept =
+        store_->complete(id, std::move(done.result),
+                         internal::memory_store::arrival::registered_by_sender);
   else
     store_->fail(id, done.error);
   release(c);
+  return kept || !done.ok;
 }
 
 void actor_routes::fail_all(const detail::error_info& err) {

@@ -60,7 +60,9 @@ public:
   std::vector<object_id> on_update(const protocol::actor_update& update);
 
   /// An actor answered a call.
-  void on_done(protocol::actor_task_done& done);
+  /// Returns whether the result was kept (false for a late answer, or one
+  /// nobody references any more).
+  bool on_done(protocol::actor_task_done& done);
 
   /// Fails every call (at shutdown), so that no `get` hangs.
   void fail_all(const detail::error_info& err);

@@ -101,6 +101,8 @@ struct located_object {
 struct lineage_entry {
   internal::task_spec spec;
   std::int32_t retries_left = 0;
+  /// Its ref arguments and the refs inside its argument values, held.
+  std::vector<object_id> held;
 };
 
 struct lease_entry {
@@ -159,6 +161,9 @@ struct owner_state {
   /// Owners this owner fetched from, watched so that a fetch from one that
   /// dies fails instead of waiting forever.
   std::unordered_map<caf::actor_addr, worker_id> watched_owners;
+  /// Processes registered as borrowers of this owner's objects, watched so
+  /// that their registrations end when they die.
+  std::unordered_map<caf::actor_addr, worker_id> watched_borrowers;
   /// This owner's objects kept in nodes' object stores, and the lineage of
   /// those that tasks made.
   std::unordered_map<object_id, located_object> located;
@@ -417,10 +422,41 @@ void fetched_owner_gone(owner_actor* self, const worker_id& owner) {
   }
 }
 
+// -- borrowers ----------------------------------------------------------------
+
+// A result that arrived with refs inside it was not kept (nobody references
+// it any more, or it came late): the registrations its worker made for this
+// process end.
+void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs) {
+  auto& st = self->state;
+  for (const auto& r : refs) {
+    if (r.owner == st.cfg.self)
+      continue;
+    if (auto to = st.cfg.directory->find(r.owner))
+      self->send(to, protocol::remove_borrower{r.id, st.cfg.self, 1});
+  }
+}
+
+// A process borrows one of this owner's objects: the object stays until the
+// process ends its registrations or dies.
+void borrower_added(owner_actor* self, protocol::add_borrower& msg) {
+  auto& st = self->state;
+  if (msg.n > 0 && !st.cfg.store->add_borrower(msg.id, msg.borrower, msg.n)) {
+    st.log->debug("object {} has no entry here (freed or never made); "
+                  "borrower {} holds nothing",
+                  msg.id.hex(), msg.borrower.hex());
+    return;
+  }
+  if (msg.handle && msg.handle != self_handle(self) &&
+      st.watched_borrowers.emplace(msg.handle.address(), msg.borrower).second)
+    self->monitor(msg.handle);
+}
+
 // -- objects in nodes' stores, and lineage ------------------------------------
 
 void submit_entry(owner_actor* self, task_entry& t);
-void submit(owner_actor* self, internal::task_spec&& spec);
+void submit(owner_actor* self, internal::task_spec&& spec,
+            std::vector<object_id> held);
 void forget_lineage(owner_actor* self, const object_id& id);
 void end_task(owner_actor* self,
               std::unordered_map<task_id, task_entry>::iterator t);
@@ -432,11 +468,10 @@ void drop_lineage(owner_actor* self, const object_id& id) {
   auto i = st.lineage.find(id);
   if (i == st.lineage.end())
     return;
-  auto spec = std::move(i->second.spec);
+  auto held = std::move(i->second.held);
   st.lineage.erase(i);
-  for (auto& arg : spec.args)
-    if (arg.by_ref && arg.owner == st.cfg.self)
-      st.cfg.store->release_task_ref(arg.ref);
+  for (auto& id : held)
+    st.cfg.store->release_task_ref(id);
 }
 
 // Keeps how task `t` made `id`: the task as submitted, its retries left, and
@@ -449,9 +484,16 @@ void keep_lineage(owner_actor* self, const task_entry& t, const object_id& id) {
   for (auto& [pos, arg] : t.ref_args)
     lin.spec.args[pos] = arg;
   lin.retries_left = t.retries_left;
-  for (auto& arg : lin.spec.args)
-    if (arg.by_ref && arg.owner == st.cfg.self)
-      st.cfg.store->add_task_ref(arg.ref);
+  for (auto& arg : lin.spec.args) {
+    if (arg.by_ref) {
+      if (st.cfg.store->add_task_ref(arg.ref))
+        lin.held.push_back(arg.ref);
+      continue;
+    }
+    for (auto& r : arg.inline_value.refs)
+      if (st.cfg.store->add_task_ref(r.id))
+        lin.held.push_back(r.id);
+  }
   st.lineage.emplace(id, std::move(lin));
 }
 
@@ -590,6 +632,12 @@ void save_lineage(owner_actor* self, const internal::task_spec& spec) {
   if (!st.cfg.gcs || !st.durable.insert(id).second)
     return;
   st.cfg.store->report_free(id);
+  // The record keeps the argument values, and a run from it reads the refs
+  // inside them: they stay alive as long as this owner (see README,
+  // "Limits").
+  for (auto& arg : spec.args)
+    for (auto& r : arg.inline_value.refs)
+      st.cfg.store->pin(r.id);
   self->request(st.cfg.gcs, lineage_timeout,
                 protocol::kv_put{lineage_ns, lineage_key(id),
                                  encode_lineage(spec), true})
@@ -640,7 +688,7 @@ void adopt(owner_actor* self, const object_id& id, const worker_id& owner,
   spec->durable = false; // the record stays as it is
   st.cfg.store->add_pending(id);
   st.cfg.store->pin(id);
-  submit(self, std::move(*spec));
+  submit(self, std::move(*spec), {});
 }
 
 // A borrower asks the control store's owner for an object whose owner died.
@@ -692,12 +740,18 @@ void finish_task(owner_actor* self, protocol::task_done& d) {
       !set_state(self, t->second, internal::task_state::finished))
     return;
   auto id = t->second.spec.return_id();
+  using arrival = internal::memory_store::arrival;
   if (d.stored_at.nil()) {
     if (t->second.rebuilding)
       drop_lineage(self, id); // small this time: it lives here now
-    st.cfg.store->complete(id, std::move(d.result));
-  } else if (!st.cfg.store->complete_remote(id, d.stored_at)) {
+    auto refs = d.result.refs;
+    if (!st.cfg.store->complete(id, std::move(d.result),
+                                arrival::registered_by_sender))
+      disown(self, refs);
+  } else if (!st.cfg.store->complete_remote(id, d.stored_at, d.result.refs,
+                                            arrival::registered_by_sender)) {
     // Nobody references the result any more.
+    disown(self, d.result.refs);
     self->send(d.store, protocol::free_object{id, d.attempt});
     drop_lineage(self, id);
   } else {
@@ -813,15 +867,14 @@ void submit_entry(owner_actor* self, task_entry& t) {
     enqueue(self, id);
 }
 
-void submit(owner_actor* self, internal::task_spec&& spec) {
+void submit(owner_actor* self, internal::task_spec&& spec,
+            std::vector<object_id> held) {
   auto& st = self->state;
   auto& t = st.tasks[spec.id];
   t.retries_left = spec.max_retries;
   t.key = key_of(spec);
   t.spec = std::move(spec);
-  for (auto& arg : t.spec.args)
-    if (arg.by_ref && arg.owner == st.cfg.self)
-      t.held_args.push_back(arg.ref);
+  t.held_args = std::move(held);
   submit_entry(self, t);
 }
 
@@ -1077,6 +1130,7 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
     // the result now.
     st.log->debug("dropping stale result of task {} attempt {}", d.task.hex(),
                   d.attempt);
+    disown(self, d.result.refs);
     if (d.store)
       self->send(d.store,
                  protocol::free_object{object_id{d.task, 1}, d.attempt});
@@ -1139,20 +1193,18 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   install_default_handlers(self, self->state.log);
   self->monitor(self->state.cfg.raylet);
   self->state.watched_raylets.insert(self->state.cfg.raylet.address());
-  // The store reports frees of objects kept in nodes' stores, so that those
-  // copies go too. A weak handle: the store lives as long as this owner.
-  self->state.cfg.store->on_free(
-      [weak = caf::actor_cast<caf::weak_actor_ptr>(self)](const object_id& id,
-                                                          const node_id&) {
-        if (auto strong = weak.lock())
-          caf::anon_send(caf::actor_cast<caf::actor>(strong),
-                         protocol::object_freed{id});
-      });
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (st.watched_raylets.count(msg.source) > 0) {
       raylet_gone(self, msg.source);
       return;
+    }
+    if (auto b = st.watched_borrowers.find(msg.source);
+        b != st.watched_borrowers.end()) {
+      // Its registrations end: it holds nothing any more.
+      auto borrower = b->second;
+      st.watched_borrowers.erase(b);
+      st.cfg.store->drop_borrower(borrower);
     }
     if (auto o = st.watched_owners.find(msg.source);
         o != st.watched_owners.end()) {
@@ -1162,7 +1214,13 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
     }
   });
   return {
-      [self](protocol::submit_task& msg) { submit(self, std::move(msg.spec)); },
+      [self](protocol::submit_task& msg) {
+        submit(self, std::move(msg.spec), std::move(msg.held));
+      },
+      [self](protocol::add_borrower& msg) { borrower_added(self, msg); },
+      [self](const protocol::remove_borrower& msg) {
+        self->state.cfg.store->remove_borrower(msg.id, msg.borrower, msg.n);
+      },
       [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
       [self](protocol::lease_spillback& msg) { lease_spilled(self, msg); },
       [self](const protocol::lease_refused& msg) { lease_refused(self, msg); },
@@ -1227,7 +1285,9 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       },
       [self](protocol::actor_task_done& msg) {
         auto id = object_id{msg.task, 1};
-        self->state.cfg.routes->on_done(msg);
+        auto refs = msg.result.refs;
+        if (!self->state.cfg.routes->on_done(msg))
+          disown(self, refs);
         object_ready(self, id);
       },
       [self](protocol::resolve_actor_call& msg) {

@@ -30,17 +30,49 @@ detail::value value_or_throw(internal::memory_store::result&& found) {
   return std::move(found.val);
 }
 
+// What the store's events become: registrations with the owners of the
+// objects this process borrows, sent from the thread that made the borrowed
+// entry (so that they reach the owner before anything this thread sends
+// later), and the frees the owner actor acts on.
+internal::memory_store::hook
+store_hook(const worker_id& self, std::shared_ptr<owner_directory> directory,
+           const caf::actor& owner) {
+  return [self, directory = std::move(directory),
+          weak = caf::actor_cast<caf::weak_actor_ptr>(owner)](
+             const internal::memory_store::event& e) {
+    using kind = internal::memory_store::event::kind;
+    auto strong = weak.lock();
+    if (!strong)
+      return;
+    auto me = caf::actor_cast<caf::actor>(strong);
+    if (e.what == kind::borrowed) {
+      if (auto to = directory->find(e.owner))
+        caf::anon_send(to, protocol::add_borrower{e.id, self, me, 1});
+      return;
+    }
+    if (!e.location.nil() || e.report)
+      caf::anon_send(me, protocol::object_freed{e.id});
+    if (e.registrations > 0)
+      if (auto to = directory->find(e.owner))
+        caf::anon_send(to,
+                       protocol::remove_borrower{e.id, self, e.registrations});
+  };
+}
+
 } // namespace
 
 owner_client::owner_client(caf::actor_system& sys, config cfg)
     : sys_(sys), cfg_(std::move(cfg)),
-      routes_(std::make_shared<actor_routes>(cfg_.store)), job_(cfg_.job) {}
+      routes_(std::make_shared<actor_routes>(cfg_.store)), job_(cfg_.job) {
+  cfg_.store->set_self(cfg_.self);
+}
 
 const caf::actor& owner_client::owner_handle() {
   std::call_once(owner_once_, [this] {
     owner_ = spawn_owner(sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet,
                                             cfg_.store, cfg_.directory, routes_,
                                             cfg_.gcs});
+    cfg_.store->set_hook(store_hook(cfg_.self, cfg_.directory, owner_));
     cfg_.directory->add(cfg_.self, owner_);
     routes_->connect(owner_, cfg_.gcs);
     owner_started_ = true;
@@ -84,16 +116,24 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
   cfg_.store->add_pending(result_id);
   // Arguments stay alive until the task ends, even if the caller drops its
   // refs right after this call.
-  for (const auto& arg : spec.args)
-    if (arg.by_ref && arg.owner == cfg_.self)
-      cfg_.store->add_task_ref(arg.ref);
-  caf::anon_send(owner_handle(), protocol::submit_task{std::move(spec)});
+  auto held = hold_args(spec.args);
+  caf::anon_send(owner_handle(),
+                 protocol::submit_task{std::move(spec), std::move(held)});
   return std::make_shared<detail::ref_token>(result_id, cfg_.self,
                                              weak_from_this());
 }
 
 detail::ref_ptr owner_client::put(detail::value v) {
   object_id id{next_task_id(), 0};
+  // The refs inside the value are held by the new object from now on; the
+  // references that encoding took go at the end of this call.
+  auto inner = v.refs;
+  struct release_on_exit {
+    const std::vector<detail::contained_ref>& refs;
+    ~release_on_exit() {
+      detail::release_refs(refs);
+    }
+  } release{inner};
   if (v.size() <= cfg_.max_inline_bytes) {
     cfg_.store->add_ready(id, std::move(v));
   } else {
@@ -111,7 +151,7 @@ detail::ref_ptr owner_client::put(detail::value v) {
       throw error(errc::owner_died, "put failed: the owner of this process "
                                     "ended (" +
                                         sys_.render(failure) + ")");
-    cfg_.store->add_remote(id, cfg_.node);
+    cfg_.store->add_remote(id, cfg_.node, inner);
   }
   return std::make_shared<detail::ref_token>(id, cfg_.self, weak_from_this());
 }
@@ -244,6 +284,13 @@ actor_id owner_client::create_actor(const std::string& factory,
     if (arg.by_ref) {
       arg.inline_value = get(arg.ref, arg.owner, detail::wait_forever);
       arg.by_ref = false;
+    } else if (!arg.inline_value.refs.empty()) {
+      // The control store keeps these values as long as the actor may
+      // restart, and each instance may read the refs inside them: they stay
+      // alive as long as this process (see README, "Limits").
+      for (const auto& r : arg.inline_value.refs)
+        cfg_.store->pin(r.id);
+      detail::release_refs(arg.inline_value.refs);
     }
   }
   spec.args = std::move(args);
@@ -278,17 +325,9 @@ owner_client::submit_actor_task(const actor_id& actor,
   auto tid = next_task_id();
   auto result_id = object_id{tid, 1};
   cfg_.store->add_pending(result_id);
-  std::vector<object_id> held;
-  bool ready = true;
-  for (const auto& arg : args) {
-    if (!arg.by_ref)
-      continue;
-    ready = false;
-    if (arg.owner == cfg_.self) {
-      cfg_.store->add_task_ref(arg.ref);
-      held.push_back(arg.ref);
-    }
-  }
+  auto held = hold_args(args);
+  bool ready = std::none_of(args.begin(), args.end(),
+                            [](const auto& arg) { return arg.by_ref; });
   const auto& owner = owner_handle();
   if (ready) {
     routes_->submit(actor,
@@ -355,15 +394,53 @@ std::vector<std::string> owner_client::kv_keys(const std::string& ns,
 
 detail::ref_ptr owner_client::borrow(const object_id& id,
                                      const worker_id& owner) {
-  if (owner == cfg_.self)
-    cfg_.store->add_ref(id);
-  else
-    cfg_.store->add_pending(id);
+  hold(id, owner);
   return std::make_shared<detail::ref_token>(id, owner, weak_from_this());
 }
 
-void owner_client::escape(const object_id& id) {
-  cfg_.store->pin(id);
+void owner_client::hold(const object_id& id, const worker_id& owner) {
+  if (owner != cfg_.self)
+    owner_handle(); // registers the borrow, and is watched by the owner
+  cfg_.store->borrow(id, owner);
+}
+
+void owner_client::register_borrower(
+    const std::vector<detail::contained_ref>& refs, const worker_id& to_id,
+    const caf::actor& to) {
+  for (const auto& r : refs) {
+    if (r.owner == to_id)
+      continue;
+    if (r.owner == cfg_.self) {
+      if (cfg_.store->add_borrower(r.id, to_id, 1))
+        caf::anon_send(owner_handle(),
+                       protocol::add_borrower{r.id, to_id, to, 0});
+    } else if (auto owner = cfg_.directory->find(r.owner)) {
+      caf::anon_send(owner, protocol::add_borrower{r.id, to_id, to, 1});
+    }
+  }
+}
+
+void owner_client::release_refs(
+    const std::vector<detail::contained_ref>& refs) {
+  for (const auto& r : refs)
+    cfg_.store->release(r.id);
+}
+
+std::vector<object_id>
+owner_client::hold_args(const std::vector<detail::task_arg>& args) {
+  std::vector<object_id> held;
+  for (const auto& arg : args) {
+    if (arg.by_ref) {
+      if (cfg_.store->add_task_ref(arg.ref))
+        held.push_back(arg.ref);
+      continue;
+    }
+    for (const auto& r : arg.inline_value.refs)
+      if (cfg_.store->add_task_ref(r.id))
+        held.push_back(r.id);
+    detail::release_refs(arg.inline_value.refs);
+  }
+  return held;
 }
 
 void owner_client::release(const object_id& id) {

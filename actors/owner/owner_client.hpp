@@ -83,7 +83,7 @@ public:
 
   detail::ref_ptr borrow(const object_id& id, const worker_id& owner) override;
 
-  void escape(const object_id& id) override;
+  void hold(const object_id& id, const worker_id& owner) override;
 
   void release(const object_id& id) override;
 
@@ -122,6 +122,16 @@ public:
     current_task_ = task_id{};
     current_attempt_ = 0;
   }
+
+  /// A result with `refs` inside goes to the owner actor `to` of worker
+  /// `to_id`: registers `to_id` as a borrower of each ref with its owner
+  /// first (directly in the store for this process's own objects), so that
+  /// the objects outlive this process's references to them.
+  void register_borrower(const std::vector<detail::contained_ref>& refs,
+                         const worker_id& to_id, const caf::actor& to);
+
+  /// Drops the references that encoding a result took on `refs`.
+  void release_refs(const std::vector<detail::contained_ref>& refs);
 
   /// Whether this client runs inside a worker, which lends its CPU back to
   /// the raylet while a task waits in `get`.
@@ -165,6 +175,10 @@ private:
   }
 
   task_id next_task_id();
+  /// Takes a task reference on each ref argument and each ref inside an
+  /// argument value, and drops the references that encoding took; returns
+  /// the objects held.
+  std::vector<object_id> hold_args(const std::vector<detail::task_arg>& args);
   void ensure_fetch(const object_id& id, const worker_id& owner);
   void on_block();
   void on_unblock();

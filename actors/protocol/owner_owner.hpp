@@ -15,11 +15,14 @@ namespace prism::protocol {
 /// API thread -> its own owner: run this task.
 struct submit_task {
   internal::task_spec spec;
+  /// The objects the task holds until it ends (its ref arguments and the
+  /// refs inside its argument values), each already counted once.
+  std::vector<object_id> held;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, submit_task& x) {
-  return f(x.spec);
+  return f(x.spec, x.held);
 }
 
 /// anyone -> an owner: the state of one of its tasks (see task_state.hpp).
@@ -83,6 +86,35 @@ struct adopt_object {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, adopt_object& x) {
   return f(x.id, static_cast<unique_id&>(x.owner), x.requester);
+}
+
+/// borrower (or the worker that hands it a ref) -> object's owner: `borrower`,
+/// whose owner actor is `handle`, holds `n` more registrations for `id`. The
+/// object stays alive until they all end (`remove_borrower`) or the borrower
+/// dies. `n` 0 only asks the owner to watch the borrower.
+struct add_borrower {
+  object_id id;
+  worker_id borrower;
+  caf::actor handle;
+  std::int32_t n = 1;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, add_borrower& x) {
+  return f(x.id, static_cast<unique_id&>(x.borrower), x.handle, x.n);
+}
+
+/// borrower -> object's owner: `n` registrations of `borrower` for `id` end
+/// (its entry for the object was freed).
+struct remove_borrower {
+  object_id id;
+  worker_id borrower;
+  std::int32_t n = 1;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remove_borrower& x) {
+  return f(x.id, static_cast<unique_id&>(x.borrower), x.n);
 }
 
 /// object's owner -> borrower's owner: the object's value or error.

@@ -12,6 +12,8 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<submit_task>("prism.submit_task");
   cfg.add_message_type<fetch_object>("prism.fetch_object");
   cfg.add_message_type<object_request>("prism.object_request");
+  cfg.add_message_type<add_borrower>("prism.add_borrower");
+  cfg.add_message_type<remove_borrower>("prism.remove_borrower");
   cfg.add_message_type<object_reply>("prism.object_reply");
   cfg.add_message_type<worker_blocked>("prism.worker_blocked");
   cfg.add_message_type<worker_unblocked>("prism.worker_unblocked");

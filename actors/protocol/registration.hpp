@@ -35,7 +35,7 @@ using message_types = caf::detail::type_list<
     kv_put, kv_get, kv_value, kv_del, kv_keys, query_resources, node_resources,
     query_task, lease_refused, seal_result, store_object, pull_object,
     free_object, drop_objects, count_objects, object_store_usage, read_object,
-    put_object, object_freed, adopt_object>;
+    put_object, object_freed, adopt_object, add_borrower, remove_borrower>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

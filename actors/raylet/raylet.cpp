@@ -506,9 +506,12 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](protocol::seal_result& msg) {
         auto& done = msg.done;
+        auto refs = done.result.refs;
         keep_object(self, object_id{done.task, 1}, std::move(done.result),
                     done.attempt);
+        // The owner keeps the refs inside the value alive while it lives.
         done.result = detail::value{};
+        done.result.refs = std::move(refs);
         done.stored_at = self->state.cfg.node;
         done.store = caf::actor_cast<caf::actor>(self);
         self->send(msg.reply_to, std::move(done));

@@ -96,7 +96,10 @@ void run_calls(instance_state& inst, const actor_id& actor,
           done.error = error_of_current_exception(call.method);
         }
       }
+      auto refs = done.result.refs;
+      inst.client->register_borrower(refs, call.task.submitter, call.reply_to);
       caf::anon_send(call.reply_to, std::move(done));
+      inst.client->release_refs(refs);
     }
   });
 }

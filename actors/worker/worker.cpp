@@ -77,14 +77,19 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
                   spec.id.hex());
     return;
   }
+  // Refs inside the result stay alive for the task's owner: it is their
+  // borrower before this worker lets go of them.
+  auto refs = done.result.refs;
+  st.client->register_borrower(refs, spec.owner, msg.reply_to);
   if (done.ok && done.result.size() > st.cfg.max_inline_bytes) {
     // A large result stays on this node; the raylet keeps it and tells the
     // owner where it is.
     self->send(st.cfg.raylet,
                protocol::seal_result{std::move(done), std::move(msg.reply_to)});
-    return;
+  } else {
+    self->send(msg.reply_to, std::move(done));
   }
-  self->send(msg.reply_to, std::move(done));
+  st.client->release_refs(refs);
 }
 
 caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {

@@ -1,12 +1,103 @@
 #include "prism/internal/memory_store.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 namespace prism::internal {
 
+namespace {
+
+std::atomic<std::int64_t> live{0};
+
+} // namespace
+
+memory_store::memory_store() = default;
+
+memory_store::~memory_store() {
+  live.fetch_sub(static_cast<std::int64_t>(entries_.size()),
+                 std::memory_order_relaxed);
+}
+
+std::int64_t memory_store::live_entries() noexcept {
+  return live.load(std::memory_order_relaxed);
+}
+
+void memory_store::set_self(const worker_id& self) {
+  std::lock_guard<std::mutex> guard{mu_};
+  self_ = self;
+}
+
+void memory_store::set_hook(hook h) {
+  std::lock_guard<std::mutex> guard{mu_};
+  hook_ = std::move(h);
+}
+
+std::pair<memory_store::entry_map::iterator, bool>
+memory_store::emplace(const object_id& id) {
+  auto result = entries_.try_emplace(id);
+  if (result.second)
+    live.fetch_add(1, std::memory_order_relaxed);
+  return result;
+}
+
+void memory_store::erase(entry_map::iterator i) {
+  entries_.erase(i);
+  live.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void memory_store::emit(events& out) {
+  if (out.empty())
+    return;
+  hook h;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    h = hook_;
+  }
+  if (h)
+    for (const auto& e : out)
+      h(e);
+}
+
+void memory_store::set_contains(entry& holder,
+                                const std::vector<detail::contained_ref>& refs,
+                                arrival how, events& out) {
+  auto old = std::move(holder.contains);
+  holder.contains.clear();
+  for (const auto& r : refs) {
+    auto [i, added] = emplace(r.id);
+    auto& e = i->second;
+    if (added) {
+      if (r.owner == self_) {
+        // One of this store's objects that is gone already: nothing to hold.
+        erase(i);
+        continue;
+      }
+      e.owner = r.owner;
+      if (closed_) {
+        e.st = state::ready;
+        e.err = closed_;
+      }
+      if (how == arrival::fetched)
+        out.push_back(
+            event{event::kind::borrowed, r.id, r.owner, {}, false, 0});
+      e.registrations = 1;
+    } else if (how == arrival::registered_by_sender && r.owner != self_) {
+      ++e.registrations;
+    }
+    ++e.contained;
+    holder.contains.push_back(r.id);
+  }
+  for (const auto& id : old) {
+    if (auto i = entries_.find(id); i != entries_.end()) {
+      --i->second.contained;
+      maybe_free(i, out);
+    }
+  }
+}
+
 bool memory_store::add_pending(const object_id& id) {
   std::lock_guard<std::mutex> guard{mu_};
-  auto [i, added] = entries_.try_emplace(id);
+  auto [i, added] = emplace(id);
   ++i->second.local_refs;
   if (closed_ && i->second.st == state::pending) {
     i->second.st = state::ready;
@@ -16,22 +107,35 @@ bool memory_store::add_pending(const object_id& id) {
 }
 
 void memory_store::add_ready(const object_id& id, detail::value v) {
-  std::lock_guard<std::mutex> guard{mu_};
-  auto& e = entries_[id];
-  e.st = state::ready;
-  e.val = std::move(v);
-  ++e.local_refs;
-  wake(e);
+  events out;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto& e = emplace(id).first->second;
+    e.st = state::ready;
+    ++e.local_refs;
+    if (!v.refs.empty() || !e.contains.empty())
+      set_contains(e, v.refs, arrival::fetched, out);
+    e.val = std::move(v);
+    wake(e);
+  }
+  emit(out);
 }
 
-bool memory_store::complete(const object_id& id, detail::value v) {
-  std::lock_guard<std::mutex> guard{mu_};
-  auto i = entries_.find(id);
-  if (i == entries_.end() || i->second.st == state::ready)
-    return false;
-  i->second.st = state::ready;
-  i->second.val = std::move(v);
-  wake(i->second);
+bool memory_store::complete(const object_id& id, detail::value v, arrival how) {
+  events out;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto i = entries_.find(id);
+    if (i == entries_.end() || i->second.st == state::ready)
+      return false;
+    auto& e = i->second;
+    e.st = state::ready;
+    if (!v.refs.empty() || !e.contains.empty())
+      set_contains(e, v.refs, how, out);
+    e.val = std::move(v);
+    wake(e);
+  }
+  emit(out);
   return true;
 }
 
@@ -46,24 +150,40 @@ bool memory_store::fail(const object_id& id, detail::error_info err) {
   return true;
 }
 
-bool memory_store::complete_remote(const object_id& id, const node_id& node) {
-  std::lock_guard<std::mutex> guard{mu_};
-  auto i = entries_.find(id);
-  if (i == entries_.end() || i->second.st == state::ready)
-    return false;
-  i->second.st = state::ready;
-  i->second.location = node;
-  wake(i->second);
+bool memory_store::complete_remote(
+    const object_id& id, const node_id& node,
+    const std::vector<detail::contained_ref>& refs, arrival how) {
+  events out;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto i = entries_.find(id);
+    if (i == entries_.end() || i->second.st == state::ready)
+      return false;
+    auto& e = i->second;
+    e.st = state::ready;
+    e.location = node;
+    if (!refs.empty() || !e.contains.empty())
+      set_contains(e, refs, how, out);
+    wake(e);
+  }
+  emit(out);
   return true;
 }
 
-void memory_store::add_remote(const object_id& id, const node_id& node) {
-  std::lock_guard<std::mutex> guard{mu_};
-  auto& e = entries_[id];
-  e.st = state::ready;
-  e.location = node;
-  ++e.local_refs;
-  wake(e);
+void memory_store::add_remote(const object_id& id, const node_id& node,
+                              const std::vector<detail::contained_ref>& refs) {
+  events out;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto& e = emplace(id).first->second;
+    e.st = state::ready;
+    e.location = node;
+    ++e.local_refs;
+    if (!refs.empty() || !e.contains.empty())
+      set_contains(e, refs, arrival::fetched, out);
+    wake(e);
+  }
+  emit(out);
 }
 
 bool memory_store::reopen(const object_id& id) {
@@ -81,11 +201,6 @@ void memory_store::report_free(const object_id& id) {
   std::lock_guard<std::mutex> guard{mu_};
   if (auto i = entries_.find(id); i != entries_.end())
     i->second.report_free = true;
-}
-
-void memory_store::on_free(free_hook hook) {
-  std::lock_guard<std::mutex> guard{mu_};
-  on_free_ = std::move(hook);
 }
 
 memory_store::result memory_store::to_result(const entry& e) {
@@ -176,13 +291,30 @@ void memory_store::wake(entry& e) {
   e.waiters.clear();
 }
 
-void memory_store::maybe_free(
-    std::unordered_map<object_id, entry>::iterator i) {
-  const auto& e = i->second;
-  if (e.local_refs <= 0 && e.task_refs <= 0 && !e.pinned && e.waiters.empty()) {
-    if ((!e.location.nil() || e.report_free) && on_free_)
-      on_free_(i->first, e.location);
-    entries_.erase(i);
+void memory_store::maybe_free(entry_map::iterator i, events& out) {
+  // Freeing an entry drops its holds on the refs inside its value, which
+  // may free those in turn: a work list, not recursion, for deep chains.
+  std::vector<object_id> next;
+  for (;;) {
+    const auto& e = i->second;
+    if (e.local_refs <= 0 && e.task_refs <= 0 && e.contained <= 0 &&
+        e.borrowers.empty() && !e.pinned && e.waiters.empty()) {
+      bool borrowed = !e.owner.nil() && e.registrations > 0;
+      if (!e.location.nil() || e.report_free || borrowed)
+        out.push_back(event{event::kind::freed, i->first, e.owner, e.location,
+                            e.report_free, borrowed ? e.registrations : 0});
+      next.insert(next.end(), e.contains.begin(), e.contains.end());
+      erase(i);
+    }
+    i = entries_.end();
+    while (i == entries_.end() && !next.empty()) {
+      i = entries_.find(next.back());
+      next.pop_back();
+      if (i != entries_.end())
+        --i->second.contained;
+    }
+    if (i == entries_.end())
+      return;
   }
 }
 
@@ -192,26 +324,132 @@ void memory_store::add_ref(const object_id& id) {
     ++i->second.local_refs;
 }
 
-void memory_store::release(const object_id& id) {
-  std::lock_guard<std::mutex> guard{mu_};
-  if (auto i = entries_.find(id); i != entries_.end()) {
-    --i->second.local_refs;
-    maybe_free(i);
+bool memory_store::borrow(const object_id& id, const worker_id& owner) {
+  events out;
+  bool made = false;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (owner == self_) {
+      if (auto i = entries_.find(id); i != entries_.end())
+        ++i->second.local_refs;
+      return false;
+    }
+    auto [i, added] = emplace(id);
+    auto& e = i->second;
+    ++e.local_refs;
+    if (added) {
+      made = true;
+      e.owner = owner;
+      e.registrations = 1;
+      if (closed_) {
+        e.st = state::ready;
+        e.err = closed_;
+      }
+      out.push_back(event{event::kind::borrowed, id, owner, {}, false, 0});
+    } else if (e.owner.nil() && e.registrations == 0 && !owner.nil() &&
+               e.borrowers.empty()) {
+      // A cache entry made before this process knew the owner.
+      e.owner = owner;
+    }
   }
+  emit(out);
+  return made;
 }
 
-void memory_store::add_task_ref(const object_id& id) {
+bool memory_store::add_borrower(const object_id& id, const worker_id& borrower,
+                                std::int32_t n) {
   std::lock_guard<std::mutex> guard{mu_};
-  if (auto i = entries_.find(id); i != entries_.end())
-    ++i->second.task_refs;
+  auto i = entries_.find(id);
+  if (i == entries_.end())
+    return false;
+  auto& bs = i->second.borrowers;
+  auto b = std::find_if(bs.begin(), bs.end(),
+                        [&](const auto& x) { return x.first == borrower; });
+  if (b == bs.end())
+    bs.emplace_back(borrower, n);
+  else
+    b->second += n;
+  return true;
+}
+
+void memory_store::remove_borrower(const object_id& id,
+                                   const worker_id& borrower, std::int32_t n) {
+  events out;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto i = entries_.find(id);
+    if (i == entries_.end())
+      return;
+    auto& bs = i->second.borrowers;
+    auto b = std::find_if(bs.begin(), bs.end(),
+                          [&](const auto& x) { return x.first == borrower; });
+    if (b == bs.end())
+      return;
+    b->second -= n;
+    if (b->second <= 0)
+      bs.erase(b);
+    maybe_free(i, out);
+  }
+  emit(out);
+}
+
+void memory_store::drop_borrower(const worker_id& borrower) {
+  events out;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    std::vector<object_id> affected;
+    for (auto& [id, e] : entries_) {
+      auto& bs = e.borrowers;
+      auto b = std::find_if(bs.begin(), bs.end(),
+                            [&](const auto& x) { return x.first == borrower; });
+      if (b != bs.end()) {
+        bs.erase(b);
+        affected.push_back(id);
+      }
+    }
+    for (const auto& id : affected)
+      if (auto i = entries_.find(id); i != entries_.end())
+        maybe_free(i, out);
+  }
+  emit(out);
+}
+
+memory_store::counts memory_store::count_of(const object_id& id) const {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end())
+    return {};
+  return counts{i->second.local_refs, i->second.task_refs, i->second.contained,
+                i->second.borrowers.size()};
+}
+
+void memory_store::drop(const object_id& id, std::int32_t entry::*count) {
+  events out;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (auto i = entries_.find(id); i != entries_.end()) {
+      --(i->second.*count);
+      maybe_free(i, out);
+    }
+  }
+  emit(out);
+}
+
+void memory_store::release(const object_id& id) {
+  drop(id, &entry::local_refs);
+}
+
+bool memory_store::add_task_ref(const object_id& id) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end())
+    return false;
+  ++i->second.task_refs;
+  return true;
 }
 
 void memory_store::release_task_ref(const object_id& id) {
-  std::lock_guard<std::mutex> guard{mu_};
-  if (auto i = entries_.find(id); i != entries_.end()) {
-    --i->second.task_refs;
-    maybe_free(i);
-  }
+  drop(id, &entry::task_refs);
 }
 
 void memory_store::pin(const object_id& id) {

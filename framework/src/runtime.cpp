@@ -1,5 +1,6 @@
 #include "prism/detail/runtime.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 
@@ -11,6 +12,7 @@ namespace {
 
 thread_local runtime* thread_runtime = nullptr;
 thread_local const actor_context* thread_actor = nullptr;
+thread_local ref_capture* thread_capture = nullptr;
 
 struct driver_slot {
   std::mutex mu;
@@ -75,9 +77,41 @@ ref_ptr borrow_ref(const object_id& id, const worker_id& owner) {
   return std::make_shared<ref_token>(id, owner, std::weak_ptr<runtime>{});
 }
 
-void escape_ref(const object_id& id) {
+ref_capture::ref_capture() noexcept : outer_(thread_capture) {
+  thread_capture = this;
+}
+
+ref_capture::~ref_capture() {
+  thread_capture = outer_;
+}
+
+void ref_capture::note(const object_id& id, const worker_id& owner) {
+  if (thread_capture != nullptr)
+    thread_capture->refs_.push_back(contained_ref{id, owner});
+}
+
+std::vector<contained_ref> ref_capture::finish() {
+  std::sort(refs_.begin(), refs_.end(),
+            [](const contained_ref& x, const contained_ref& y) {
+              return x.id < y.id;
+            });
+  refs_.erase(std::unique(refs_.begin(), refs_.end(),
+                          [](const contained_ref& x, const contained_ref& y) {
+                            return x.id == y.id;
+                          }),
+              refs_.end());
   if (auto rt = try_current_runtime())
-    rt->escape(id);
+    for (const auto& r : refs_)
+      rt->hold(r.id, r.owner);
+  return std::move(refs_);
+}
+
+void release_refs(const std::vector<contained_ref>& refs) {
+  if (refs.empty())
+    return;
+  if (auto rt = try_current_runtime())
+    for (const auto& r : refs)
+      rt->release(r.id);
 }
 
 } // namespace prism::detail

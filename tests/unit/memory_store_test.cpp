@@ -1,5 +1,6 @@
-// The memory store once its owner is gone: what was pending fails, and so
-// does everything added pending afterwards, so that no `get` waits forever.
+// The memory store: once its owner is gone, what was pending fails, and so
+// does everything added pending afterwards, so that no `get` waits forever;
+// and its reference counts: borrowed entries, borrowers, contained refs.
 
 #include <boost/test/unit_test.hpp>
 
@@ -100,8 +101,9 @@ BOOST_AUTO_TEST_CASE(reopen_makes_a_lost_remote_entry_pending_again) {
 BOOST_AUTO_TEST_CASE(freeing_a_remote_entry_calls_the_hook_once) {
   memory_store store;
   std::vector<prism::object_id> freed;
-  store.on_free([&](const prism::object_id& id, const prism::node_id&) {
-    freed.push_back(id);
+  store.set_hook([&](const memory_store::event& e) {
+    if (e.what == memory_store::event::kind::freed)
+      freed.push_back(e.id);
   });
   auto remote = some_object(1);
   auto local = some_object(2);
@@ -115,6 +117,159 @@ BOOST_AUTO_TEST_CASE(freeing_a_remote_entry_calls_the_hook_once) {
   BOOST_REQUIRE(freed.size() == 1u);
   BOOST_TEST((freed[0] == remote));
   BOOST_TEST(store.size() == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- reference counts
+// -----------------------------------------------------------
+
+namespace {
+
+using event = memory_store::event;
+
+struct recorder {
+  std::vector<event> events;
+
+  void attach(memory_store& store) {
+    store.set_hook([this](const event& e) { events.push_back(e); });
+  }
+
+  std::size_t count(event::kind k, const prism::object_id& id) const {
+    std::size_t n = 0;
+    for (const auto& e : events)
+      if (e.what == k && e.id == id)
+        ++n;
+    return n;
+  }
+};
+
+prism::worker_id some_worker() {
+  return prism::worker_id{prism::unique_id::random()};
+}
+
+prism::detail::value holding(std::vector<prism::detail::contained_ref> refs) {
+  prism::detail::value v;
+  v.refs = std::move(refs);
+  return v;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(memory_store_counts)
+
+BOOST_AUTO_TEST_CASE(a_borrowed_entry_registers_once_and_reports_its_end) {
+  memory_store store;
+  recorder rec;
+  rec.attach(store);
+  auto self = some_worker();
+  auto owner = some_worker();
+  store.set_self(self);
+  auto id = some_object(1);
+  BOOST_TEST(store.borrow(id, owner));
+  BOOST_TEST(!store.borrow(id, owner)); // a second local ref, no new entry
+  BOOST_TEST(rec.count(event::kind::borrowed, id) == 1u);
+  store.release(id);
+  BOOST_TEST(rec.count(event::kind::freed, id) == 0u);
+  store.release(id);
+  BOOST_REQUIRE(rec.count(event::kind::freed, id) == 1u);
+  BOOST_TEST((rec.events.back().owner == owner));
+  BOOST_TEST(rec.events.back().registrations == 1);
+  BOOST_TEST(store.size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(own_objects_live_while_borrowers_are_registered) {
+  memory_store store;
+  auto self = some_worker();
+  store.set_self(self);
+  auto id = some_object(1);
+  auto b1 = some_worker();
+  auto b2 = some_worker();
+  store.add_ready(id, prism::detail::value{});
+  BOOST_TEST(store.add_borrower(id, b1, 1));
+  BOOST_TEST(store.add_borrower(id, b1, 1));
+  BOOST_TEST(store.add_borrower(id, b2, 1));
+  BOOST_TEST(store.count_of(id).borrowers == 2u);
+  store.release(id);
+  BOOST_TEST(store.size() == 1u);
+  store.remove_borrower(id, b1, 1);
+  BOOST_TEST(store.size() == 1u); // b1 registered twice
+  store.drop_borrower(b2);        // b2 died
+  BOOST_TEST(store.size() == 1u);
+  store.remove_borrower(id, b1, 1);
+  BOOST_TEST(store.size() == 0u);
+  BOOST_TEST(!store.add_borrower(id, b1, 1)); // gone: nothing to hold
+}
+
+BOOST_AUTO_TEST_CASE(a_value_holds_the_refs_inside_it_until_it_is_freed) {
+  memory_store store;
+  recorder rec;
+  rec.attach(store);
+  auto self = some_worker();
+  auto other = some_worker();
+  store.set_self(self);
+  auto inner_own = some_object(1);
+  auto inner_borrowed = some_object(2);
+  auto outer = some_object(3);
+  store.add_ready(inner_own, prism::detail::value{});
+  store.add_ready(outer, holding({{inner_own, self}, {inner_borrowed, other}}));
+  // The borrowed ref had no entry: the value's arrival registers it.
+  BOOST_TEST(rec.count(event::kind::borrowed, inner_borrowed) == 1u);
+  BOOST_TEST(store.count_of(inner_own).contained == 1);
+  store.release(inner_own);
+  BOOST_TEST(store.size() == 3u); // held by the outer value
+  store.release(outer);
+  BOOST_TEST(store.size() == 0u);
+  BOOST_TEST(rec.count(event::kind::freed, inner_borrowed) == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(
+    a_result_registered_by_its_worker_does_not_register_again) {
+  memory_store store;
+  recorder rec;
+  rec.attach(store);
+  store.set_self(some_worker());
+  auto other = some_worker();
+  auto result = some_object(1);
+  auto inner = some_object(2);
+  store.add_pending(result);
+  BOOST_TEST(store.complete(result, holding({{inner, other}}),
+                            memory_store::arrival::registered_by_sender));
+  BOOST_TEST(rec.count(event::kind::borrowed, inner) == 0u);
+  store.release(result);
+  BOOST_REQUIRE(rec.count(event::kind::freed, inner) == 1u);
+  BOOST_TEST(rec.events.back().registrations == 1);
+}
+
+BOOST_AUTO_TEST_CASE(freeing_a_long_chain_frees_every_link) {
+  memory_store store;
+  auto self = some_worker();
+  store.set_self(self);
+  constexpr std::uint64_t links = 10000;
+  // Each link holds the one before; only the last has a local ref.
+  std::vector<prism::object_id> ids;
+  ids.push_back(some_object(0));
+  store.add_ready(ids[0], prism::detail::value{});
+  for (std::uint64_t i = 1; i < links; ++i) {
+    ids.push_back(some_object(i));
+    store.add_ready(ids[i], holding({{ids[i - 1], self}}));
+    store.release(ids[i - 1]);
+  }
+  BOOST_TEST(store.size() == links);
+  store.release(ids.back());
+  BOOST_TEST(store.size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(live_entries_counts_every_store) {
+  auto before = memory_store::live_entries();
+  {
+    memory_store a;
+    memory_store b;
+    a.add_ready(some_object(1), prism::detail::value{});
+    b.add_pending(some_object(2));
+    BOOST_TEST(memory_store::live_entries() == before + 2);
+  }
+  BOOST_TEST(memory_store::live_entries() == before);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

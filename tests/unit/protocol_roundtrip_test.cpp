@@ -196,6 +196,21 @@ BOOST_AUTO_TEST_CASE(object_messages_roundtrip) {
   BOOST_TEST(reply.ok);
   BOOST_TEST(detail::decode<double>(reply.result) == 3.5);
   BOOST_TEST((reply.error == sample_error()));
+  auto add = roundtrip(sys, protocol::add_borrower{id, owner, a, 2});
+  BOOST_TEST((add.id == id));
+  BOOST_TEST((add.borrower == owner));
+  BOOST_TEST((add.handle == a));
+  BOOST_TEST(add.n == 2);
+  auto remove = roundtrip(sys, protocol::remove_borrower{id, owner, 3});
+  BOOST_TEST((remove.id == id));
+  BOOST_TEST((remove.borrower == owner));
+  BOOST_TEST(remove.n == 3);
+  // The refs inside a value travel with it.
+  detail::value nested = detail::encode(1);
+  nested.refs.push_back(detail::contained_ref{id, owner});
+  auto carried = roundtrip(sys, protocol::object_reply{id, true, nested, {}});
+  BOOST_TEST(carried.result.refs.size() == 1u);
+  BOOST_TEST((carried.result.refs.at(0) == detail::contained_ref{id, owner}));
   caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
@@ -379,7 +394,7 @@ BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 65u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 67u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or

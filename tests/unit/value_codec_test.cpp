@@ -36,7 +36,7 @@ prism::detail::value truncated(const prism::detail::value& v,
                                std::size_t size) {
   auto bytes = std::make_shared<prism::detail::byte_buffer>(
       v.bytes->begin(), v.bytes->begin() + static_cast<std::ptrdiff_t>(size));
-  return prism::detail::value{v.tag, std::move(bytes)};
+  return prism::detail::value{v.tag, std::move(bytes), {}};
 }
 
 } // namespace value_codec_test
@@ -177,7 +177,7 @@ BOOST_AUTO_TEST_CASE(decoding_bytes_with_trailing_garbage_throws_error) {
   auto v = encode(7);
   auto bytes = std::make_shared<prism::detail::byte_buffer>(*v.bytes);
   bytes->push_back('x');
-  prism::detail::value padded{v.tag, std::move(bytes)};
+  prism::detail::value padded{v.tag, std::move(bytes), {}};
   BOOST_CHECK_THROW(decode<int>(padded), prism::error);
 }
 

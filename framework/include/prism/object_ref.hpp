@@ -61,7 +61,7 @@ public:
     return f(id, static_cast<unique_id&>(owner),
              caf::meta::save_callback([&]() -> caf::error {
                if (!id.nil())
-                 detail::escape_ref(id);
+                 detail::ref_capture::note(id, owner);
                return caf::none;
              }),
              caf::meta::load_callback([&]() -> caf::error {

@@ -45,6 +45,12 @@ std::uint64_t illegal_task_transitions();
 /// lineage" in the README).
 std::uint64_t objects_rebuilt();
 
+/// How many objects the owners and borrowers of this process keep in
+/// scope: every entry of every memory store, owned or borrowed. With exact
+/// reference counting it returns to its earlier figure once the refs made
+/// since are gone (see "Reference counting" in the README).
+std::int64_t objects_in_scope();
+
 /// The directory of the embedded cluster's control-store tables: the
 /// configured `storage_path`, or the temporary directory shutdown removes.
 std::string storage_path();

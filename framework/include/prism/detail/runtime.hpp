@@ -203,9 +203,9 @@ public:
   /// Makes a reference for an object that arrived inside a value.
   virtual ref_ptr borrow(const object_id& id, const worker_id& owner) = 0;
 
-  /// Notes that a reference left this process inside a value or an argument,
-  /// so the owner keeps the object for the borrower.
-  virtual void escape(const object_id& id) = 0;
+  /// Adds a local reference to an object that a value being encoded
+  /// contains (see `ref_capture::finish`); dropped with `release`.
+  virtual void hold(const object_id& id, const worker_id& owner) = 0;
 
   /// Drops one local reference (called by `ref_token`).
   virtual void release(const object_id& id) = 0;
@@ -233,7 +233,9 @@ void set_driver_runtime(std::shared_ptr<runtime> rt);
 /// Makes a reference for an object that was just read from bytes.
 ref_ptr borrow_ref(const object_id& id, const worker_id& owner);
 
-/// Notes that a reference is being written into bytes.
-void escape_ref(const object_id& id);
+/// Drops the local references that encoding took on `refs` (see
+/// `ref_capture::finish`), once they are held another way. Call it on the
+/// thread that encoded them, with the same runtime current.
+void release_refs(const std::vector<contained_ref>& refs);
 
 } // namespace prism::detail

@@ -16,8 +16,18 @@ namespace prism::internal {
 
 /// The objects one driver or worker holds in memory: the ones it owns and
 /// copies of borrowed ones. Thread-safe: user threads put and get, the owner
-/// actor stores task results. Each entry counts its local references; an
-/// entry nobody references any more is freed.
+/// actor stores task results.
+///
+/// Each entry counts what keeps it alive: local references (refs in user
+/// code), references of submitted tasks and lineage, the objects here whose
+/// values contain it, and, for an object owned here, the processes that
+/// borrow it (each counted as often as it registered). An entry that nothing
+/// keeps alive is freed, and with it its hold on the refs its value
+/// contains.
+///
+/// An entry of an object owned elsewhere (a borrowed entry) is registered
+/// with its owner once, when it is made; when it is freed the owner hears
+/// how many registrations end. The store reports both through its hook.
 ///
 /// A ready entry holds its value or error here, or, for an object kept in a
 /// node's object store, only the node (`location`): its owner reads it from
@@ -37,13 +47,44 @@ public:
     node_id location;
   };
 
-  /// Called, with the store's lock held, for each freed entry whose value is
-  /// in a node's object store. It must not call back into the store.
-  using free_hook = std::function<void(const object_id&, const node_id&)>;
+  /// What the store tells its owner actor.
+  struct event {
+    enum class kind : std::uint8_t {
+      /// A borrowed entry was made: register this process with `owner` as
+      /// a borrower of `id`.
+      borrowed,
+      /// An entry was freed that someone must hear of: its copy in a node's
+      /// store (`location`), a `report_free` mark, or `registrations`
+      /// borrower registrations with `owner` that end.
+      freed,
+    };
+    kind what = kind::freed;
+    object_id id;
+    worker_id owner;
+    node_id location;
+    bool report = false;
+    std::int32_t registrations = 0;
+  };
 
-  /// Sets the hook called when an entry held in a node's store, or one
-  /// marked with `report_free`, is freed.
-  void on_free(free_hook hook);
+  /// Called after the store's lock is released, on the thread that caused
+  /// the event, in the order the events happened.
+  using hook = std::function<void(const event&)>;
+
+  memory_store();
+  ~memory_store();
+
+  memory_store(const memory_store&) = delete;
+  memory_store& operator=(const memory_store&) = delete;
+
+  /// Sets the worker this store belongs to: refs owned by it are its own
+  /// entries, all others are borrowed.
+  void set_self(const worker_id& self);
+
+  /// Sets who hears of the store's events.
+  void set_hook(hook h);
+
+  /// Entries alive in every store of this process (for leak checks).
+  static std::int64_t live_entries() noexcept;
 
   /// Has the hook called when the entry is freed (a durable task's result,
   /// whose record in the control store goes with it).
@@ -54,19 +95,36 @@ public:
   /// entry existed (it then gains a reference).
   bool add_pending(const object_id& id);
 
-  /// Adds a ready object with one local reference.
+  /// Adds a ready object with one local reference. The refs its value
+  /// contains are held while it lives.
   void add_ready(const object_id& id, detail::value v);
 
-  /// Stores the value of a pending object and wakes its waiters. Returns
-  /// false (and stores nothing) if the entry was freed meanwhile.
-  bool complete(const object_id& id, detail::value v);
+  /// How the refs inside a value that arrives came to be registered with
+  /// their owners.
+  enum class arrival : std::uint8_t {
+    /// Fetched: this store registers the ones new to it itself.
+    fetched,
+    /// A task result: the worker that made it registered this process with
+    /// their owners before it reported the result.
+    registered_by_sender,
+  };
 
-  /// Marks a pending object ready, its value in the object store of `node`.
-  bool complete_remote(const object_id& id, const node_id& node);
+  /// Stores the value of a pending object and wakes its waiters; the refs
+  /// inside it are held while it lives. Returns false (and stores nothing)
+  /// if the entry was freed meanwhile.
+  bool complete(const object_id& id, detail::value v,
+                arrival how = arrival::fetched);
+
+  /// Marks a pending object ready, its value (containing `refs`) in the
+  /// object store of `node`.
+  bool complete_remote(const object_id& id, const node_id& node,
+                       const std::vector<detail::contained_ref>& refs = {},
+                       arrival how = arrival::registered_by_sender);
 
   /// Adds a ready object held in the object store of `node`, with one local
-  /// reference.
-  void add_remote(const object_id& id, const node_id& node);
+  /// reference; its value contains `refs`, held here (a put).
+  void add_remote(const object_id& id, const node_id& node,
+                  const std::vector<detail::contained_ref>& refs = {});
 
   /// Makes a ready object held in a node's store pending again: that copy is
   /// lost, and the object is being rebuilt or is about to fail. Returns
@@ -90,11 +148,40 @@ public:
   /// Adds a local reference; creates no entry.
   void add_ref(const object_id& id);
 
+  /// Adds a local reference to an object owned by `owner`. An object owned
+  /// elsewhere that has no entry here gets a pending one, registered with
+  /// its owner (event `borrowed`). Returns whether the entry was made.
+  bool borrow(const object_id& id, const worker_id& owner);
+
+  /// Counts `n` registrations of `borrower` for one of this store's own
+  /// objects. Returns false if the object is gone.
+  bool add_borrower(const object_id& id, const worker_id& borrower,
+                    std::int32_t n);
+
+  /// Ends `n` registrations of `borrower`; frees the object if nothing else
+  /// keeps it.
+  void remove_borrower(const object_id& id, const worker_id& borrower,
+                       std::int32_t n);
+
+  /// Ends every registration of `borrower` (it died).
+  void drop_borrower(const worker_id& borrower);
+
+  /// The processes registered as borrowers of `id`, and the local, task and
+  /// contained references to it (for tests).
+  struct counts {
+    std::int32_t local = 0;
+    std::int32_t task = 0;
+    std::int32_t contained = 0;
+    std::size_t borrowers = 0;
+  };
+  counts count_of(const object_id& id) const;
+
   /// Drops a local reference; frees the entry when none remain.
   void release(const object_id& id);
 
   /// Adds or drops a reference held by a submitted task for its argument.
-  void add_task_ref(const object_id& id);
+  /// `add_task_ref` returns false (and holds nothing) if there is no entry.
+  bool add_task_ref(const object_id& id);
   void release_task_ref(const object_id& id);
 
   /// Pins the entry: a reference to it left the process.
@@ -125,21 +212,45 @@ private:
     bool report_free = false;
     std::int32_t local_refs = 0;
     std::int32_t task_refs = 0;
+    /// Objects here whose values contain this one.
+    std::int32_t contained = 0;
+    /// Borrowed entries: the owner, and this process's registrations with
+    /// it. Nil for an object owned here.
+    worker_id owner;
+    std::int32_t registrations = 0;
+    /// Own objects: the processes that borrow it, with their registrations.
+    std::vector<std::pair<worker_id, std::int32_t>> borrowers;
+    /// The refs inside this entry's value, each held once.
+    std::vector<object_id> contains;
     detail::value val;
     std::shared_ptr<const detail::error_info> err;
     node_id location;
     std::vector<waiter*> waiters;
   };
 
+  using entry_map = std::unordered_map<object_id, entry>;
+  using events = std::vector<event>;
+
+  std::pair<entry_map::iterator, bool> emplace(const object_id& id);
+  void erase(entry_map::iterator i);
   void wake(entry& e);
-  void maybe_free(std::unordered_map<object_id, entry>::iterator i);
+  void maybe_free(entry_map::iterator i, events& out);
+  /// Drops one of the references that `count` counts.
+  void drop(const object_id& id, std::int32_t entry::*count);
+  /// Holds each of `refs` once for the value of `holder`, and drops the
+  /// holds of the value it had before.
+  void set_contains(entry& holder,
+                    const std::vector<detail::contained_ref>& refs, arrival how,
+                    events& out);
+  void emit(events& out);
   static result to_result(const entry& e);
 
   mutable std::mutex mu_;
-  std::unordered_map<object_id, entry> entries_; // guarded by mu_
+  entry_map entries_; // guarded by mu_
   /// Set by `close`: the error of every entry added pending after it.
   std::shared_ptr<const detail::error_info> closed_; // guarded by mu_
-  free_hook on_free_;                                // guarded by mu_
+  worker_id self_;                                   // guarded by mu_
+  hook hook_;                                        // guarded by mu_
 };
 
 } // namespace prism::internal
