@@ -46,16 +46,12 @@ void memory_store::erase(entry_map::iterator i) {
 }
 
 void memory_store::emit(events& out) {
-  if (out.empty())
-    return;
-  hook h;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    h = hook_;
-  }
-  if (h)
+  // Under the lock: events of one object reach its owner in the order they
+  // happened here (a registration that ends, then a new one, never the
+  // other way round).
+  if (hook_)
     for (const auto& e : out)
-      h(e);
+      hook_(e);
 }
 
 void memory_store::set_contains(entry& holder,
@@ -117,8 +113,8 @@ void memory_store::add_ready(const object_id& id, detail::value v) {
       set_contains(e, v.refs, arrival::fetched, out);
     e.val = std::move(v);
     wake(e);
+    emit(out);
   }
-  emit(out);
 }
 
 bool memory_store::complete(const object_id& id, detail::value v, arrival how) {
@@ -134,8 +130,8 @@ bool memory_store::complete(const object_id& id, detail::value v, arrival how) {
       set_contains(e, v.refs, how, out);
     e.val = std::move(v);
     wake(e);
+    emit(out);
   }
-  emit(out);
   return true;
 }
 
@@ -165,8 +161,8 @@ bool memory_store::complete_remote(
     if (!refs.empty() || !e.contains.empty())
       set_contains(e, refs, how, out);
     wake(e);
+    emit(out);
   }
-  emit(out);
   return true;
 }
 
@@ -182,8 +178,8 @@ void memory_store::add_remote(const object_id& id, const node_id& node,
     if (!refs.empty() || !e.contains.empty())
       set_contains(e, refs, arrival::fetched, out);
     wake(e);
+    emit(out);
   }
-  emit(out);
 }
 
 bool memory_store::reopen(const object_id& id) {
@@ -351,8 +347,8 @@ bool memory_store::borrow(const object_id& id, const worker_id& owner) {
       // A cache entry made before this process knew the owner.
       e.owner = owner;
     }
+    emit(out);
   }
-  emit(out);
   return made;
 }
 
@@ -389,8 +385,8 @@ void memory_store::remove_borrower(const object_id& id,
     if (b->second <= 0)
       bs.erase(b);
     maybe_free(i, out);
+    emit(out);
   }
-  emit(out);
 }
 
 void memory_store::drop_borrower(const worker_id& borrower) {
@@ -410,8 +406,8 @@ void memory_store::drop_borrower(const worker_id& borrower) {
     for (const auto& id : affected)
       if (auto i = entries_.find(id); i != entries_.end())
         maybe_free(i, out);
+    emit(out);
   }
-  emit(out);
 }
 
 memory_store::counts memory_store::count_of(const object_id& id) const {
@@ -431,8 +427,8 @@ void memory_store::drop(const object_id& id, std::int32_t entry::*count) {
       --(i->second.*count);
       maybe_free(i, out);
     }
+    emit(out);
   }
-  emit(out);
 }
 
 void memory_store::release(const object_id& id) {

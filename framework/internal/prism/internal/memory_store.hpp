@@ -66,8 +66,9 @@ public:
     std::int32_t registrations = 0;
   };
 
-  /// Called after the store's lock is released, on the thread that caused
-  /// the event, in the order the events happened.
+  /// Called with the store's lock held, on the thread that caused the
+  /// event, in the order the events happened. It must not call back into
+  /// the store.
   using hook = std::function<void(const event&)>;
 
   memory_store();
