@@ -7,7 +7,10 @@
 // and at the end:
 // - every ref resolves to its right value or to a typed error of a kind its
 //   task may end with, never a timeout;
-// - every node's CPUs return to full.
+// - every node's CPUs return to full;
+// - once the refs are dropped, every object is freed in every process
+//   (dependents take their argument as a ref or nested in a vector, so
+//   borrowers die with killed workers and nodes too).
 
 #include <boost/test/unit_test.hpp>
 
@@ -63,6 +66,15 @@ std::int64_t always_throws(std::int64_t) {
   throw std::domain_error("always_throws");
 }
 
+/// Reads its argument through a ref nested in a vector: a borrower.
+std::int64_t plus_one_nested(std::vector<prism::object_ref<std::int64_t>> in) {
+  prism_test::in_flight_scope scope{in_flight};
+  note_worker();
+  auto x = prism::get(in.at(0), result_timeout);
+  work();
+  return x + 1;
+}
+
 /// Throws on its first run only.
 std::int64_t flaky(std::int64_t x) {
   prism_test::in_flight_scope scope{in_flight};
@@ -75,8 +87,8 @@ std::int64_t flaky(std::int64_t x) {
 
 } // namespace property_test
 
-PRISM_REMOTE(property_test::plus_one, property_test::always_throws,
-             property_test::flaky);
+PRISM_REMOTE(property_test::plus_one, property_test::plus_one_nested,
+             property_test::always_throws, property_test::flaky);
 
 using namespace property_test;
 
@@ -201,11 +213,19 @@ private:
     auto& dep = tasks_[rng_() % tasks_.size()];
     auto retries = random_retries();
     tracked t;
-    t.ref = prism::task(plus_one).max_retries(retries).remote(dep.ref);
     t.value = dep.value + 1;
     t.must_succeed = dep.must_succeed && retries < 0;
     t.may_fail_with = dep.may_fail_with;
     t.may_fail_with.insert(prism::errc::worker_crashed);
+    if (rng_() % 2 == 0) {
+      t.ref = prism::task(plus_one).max_retries(retries).remote(dep.ref);
+    } else {
+      // The dependency's error reaches it through `get`, as task_failed.
+      t.ref = prism::task(plus_one_nested)
+                  .max_retries(retries)
+                  .remote(std::vector{dep.ref});
+      t.may_fail_with.insert(prism::errc::task_failed);
+    }
     tasks_.push_back(std::move(t));
   }
 
@@ -229,6 +249,13 @@ private:
       cluster.add_node(node_resources);
   }
 
+public:
+  /// Drops every ref the workload made.
+  void drop_all() {
+    tasks_.clear();
+  }
+
+private:
   std::mt19937 rng_;
   std::vector<tracked> tasks_;
 };
@@ -243,6 +270,7 @@ BOOST_AUTO_TEST_CASE(random_workloads_under_random_failures_keep_invariants) {
       {
         prism::testing::local_cluster cluster{
             {node_resources, node_resources, node_resources}};
+        auto baseline = prism::testing::objects_in_scope();
         workload w{seed};
         for (int i = 0; i < 120; ++i) {
           w.step(cluster);
@@ -254,6 +282,9 @@ BOOST_AUTO_TEST_CASE(random_workloads_under_random_failures_keep_invariants) {
         prism_chaos::expect_cpus_return_to_full(cluster, 2);
         BOOST_TEST(prism::testing::illegal_task_transitions() == 0u);
         BOOST_REQUIRE(wait_until([] { return in_flight.load() == 0; }));
+        w.drop_all();
+        BOOST_TEST(wait_until(
+            [&] { return prism::testing::objects_in_scope() == baseline; }));
       }
       std::lock_guard<std::mutex> guard{workers_mu};
       recent_workers.clear();
