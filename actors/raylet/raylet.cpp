@@ -307,15 +307,35 @@ void worker_gone(raylet_actor* self, worker_id id, const std::string& reason) {
   schedule(self);
 }
 
+// Kills a worker of this node as a crash would: its owner first, then the
+// worker; its lease, if any, ends. Returns false if the worker is unknown.
+bool kill_worker(raylet_actor* self, const worker_id& id,
+                 const std::string& why) {
+  auto w = self->state.pool.find(id);
+  if (w == nullptr)
+    return false;
+  auto handle = w->handle;
+  self->demonitor(handle);
+  worker_gone(self, id, why);
+  kill_owner_of(self, id, caf::exit_reason::kill);
+  self->send_exit(handle, caf::exit_reason::kill);
+  return true;
+}
+
+// A dead owner's leased workers go with it: one may still run the owner's
+// task, whose result has nowhere to go, and must not be handed to another
+// owner, whose task would wait behind it. What they own goes with them, so
+// the dead owner's work stops all the way down.
 void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
   auto& st = self->state;
   st.watched_owners.erase(owner);
-  std::vector<std::uint64_t> ended;
+  std::vector<std::pair<std::uint64_t, worker_id>> ended;
   for (auto& [id, l] : st.leases)
     if (l.owner.address() == owner)
-      ended.push_back(id);
-  for (auto id : ended)
-    end_lease(self, id);
+      ended.emplace_back(id, l.worker);
+  for (auto& [id, worker] : ended)
+    if (!kill_worker(self, worker, "the owner of its lease died"))
+      end_lease(self, id);
   std::erase_if(st.queue, [&](const protocol::lease_request& r) {
     return r.owner.address() == owner;
   });
@@ -428,15 +448,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         }
       },
       [self](const protocol::kill_worker& msg) {
-        auto w = self->state.pool.find(msg.worker);
-        if (w == nullptr)
-          return false;
-        auto handle = w->handle;
-        self->demonitor(handle);
-        worker_gone(self, msg.worker, "killed by fault injection");
-        kill_owner_of(self, msg.worker, caf::exit_reason::kill);
-        self->send_exit(handle, caf::exit_reason::kill);
-        return true;
+        return kill_worker(self, msg.worker, "killed by fault injection");
       },
       [self](const protocol::query_resources&) {
         auto& st = self->state;

@@ -1,5 +1,6 @@
 // A worker dies while it runs a task: the owner retries the task elsewhere, or
-// reports the crash once the task has no retries left.
+// reports the crash once the task has no retries left. A worker whose owner
+// dies goes with it.
 
 #include <boost/test/unit_test.hpp>
 
@@ -39,9 +40,21 @@ int hold_first_attempt(int x) {
   return x + 1;
 }
 
+// Written before `outer_worker_known` is set.
+prism::worker_id outer_worker;
+std::atomic<bool> outer_worker_known{false};
+
+// Submits a held task and returns its ref: this task's worker owns it.
+prism::object_ref<int> start_held(int x) {
+  outer_worker = prism::get_runtime_context().worker;
+  outer_worker_known = true;
+  return prism::task(hold_first_attempt).remote(x);
+}
+
 } // namespace worker_failure_test
 
-PRISM_REMOTE(worker_failure_test::hold_first_attempt);
+PRISM_REMOTE(worker_failure_test::hold_first_attempt,
+             worker_failure_test::start_held);
 
 using namespace worker_failure_test;
 
@@ -53,6 +66,7 @@ struct worker_failure_fixture : prism_test::cluster_fixture {
     last_attempt = -1;
     held_worker = prism::worker_id{};
     held_worker_known = false;
+    outer_worker_known = false;
     release = false;
   }
 
@@ -111,6 +125,22 @@ BOOST_AUTO_TEST_CASE(
   BOOST_REQUIRE(prism::testing::kill_worker(worker));
   BOOST_TEST(!prism::testing::kill_worker(worker));
   BOOST_TEST(prism::get(ref, result_timeout) == 2);
+}
+
+// As in Ray: the workers leased to an owner that dies are killed, not handed
+// to another owner while they may still run the dead owner's task.
+BOOST_AUTO_TEST_CASE(the_workers_leased_to_a_dead_owner_go_with_it) {
+  auto outer = prism::task(start_held).remote(1);
+  auto inner = prism::get(outer, result_timeout);
+  wait_for_held_worker();
+  BOOST_REQUIRE(outer_worker_known.load());
+  auto before = prism::testing::num_workers();
+  BOOST_REQUIRE(prism::testing::kill_worker(outer_worker));
+  // The worker running the held task was leased to the owner that died.
+  BOOST_TEST(prism_test::wait_until(
+      [&] { return prism::testing::num_workers() + 2 <= before; }));
+  BOOST_TEST(!prism::testing::kill_worker(held_worker));
+  BOOST_CHECK_THROW(prism::get(inner, result_timeout), prism::owner_died_error);
 }
 
 BOOST_AUTO_TEST_CASE(worker_running_a_task_is_counted_by_num_workers) {
