@@ -284,6 +284,8 @@ actor_id owner_client::create_actor(const std::string& factory,
     if (arg.by_ref) {
       arg.inline_value = get(arg.ref, arg.owner, detail::wait_forever);
       arg.by_ref = false;
+      for (const auto& r : arg.inline_value.refs)
+        cfg_.store->pin(r.id);
     } else if (!arg.inline_value.refs.empty()) {
       // The control store keeps these values as long as the actor may
       // restart, and each instance may read the refs inside them: they stay
@@ -435,10 +437,17 @@ owner_client::hold_args(const std::vector<detail::task_arg>& args) {
         held.push_back(arg.ref);
       continue;
     }
-    for (const auto& r : arg.inline_value.refs)
-      if (cfg_.store->add_task_ref(r.id))
+    // The references encoding took go once the task holds the refs. A ref
+    // this client has no entry for (made through another client) keeps the
+    // encoder's reference: it is never freed early, at worst kept.
+    std::vector<detail::contained_ref> secured;
+    for (const auto& r : arg.inline_value.refs) {
+      if (cfg_.store->add_task_ref(r.id)) {
         held.push_back(r.id);
-    detail::release_refs(arg.inline_value.refs);
+        secured.push_back(r);
+      }
+    }
+    detail::release_refs(secured);
   }
   return held;
 }

@@ -16,7 +16,9 @@ namespace prism::protocol {
 
 /// worker -> its raylet: keep the large result of a task in the node's
 /// object store, then pass the report on to `reply_to` (the task's owner)
-/// with the value taken out and this node named as its place.
+/// with the value taken out and this node named as its place. Answered with
+/// true once the report is on its way: the worker holds the refs inside the
+/// result until then.
 struct seal_result {
   task_done done;
   caf::actor reply_to;

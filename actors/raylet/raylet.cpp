@@ -329,6 +329,11 @@ bool kill_worker(raylet_actor* self, const worker_id& id,
 void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
   auto& st = self->state;
   st.watched_owners.erase(owner);
+  // Its queued requests go first: the resources the kills free must not
+  // be granted to them.
+  std::erase_if(st.queue, [&](const protocol::lease_request& r) {
+    return r.owner.address() == owner;
+  });
   std::vector<std::pair<std::uint64_t, worker_id>> ended;
   for (auto& [id, l] : st.leases)
     if (l.owner.address() == owner)
@@ -336,9 +341,6 @@ void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
   for (auto& [id, worker] : ended)
     if (!kill_worker(self, worker, "the owner of its lease died"))
       end_lease(self, id);
-  std::erase_if(st.queue, [&](const protocol::lease_request& r) {
-    return r.owner.address() == owner;
-  });
   schedule(self);
 }
 
@@ -527,6 +529,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         done.stored_at = self->state.cfg.node;
         done.store = caf::actor_cast<caf::actor>(self);
         self->send(msg.reply_to, std::move(done));
+        return true;
       },
       [self](protocol::store_object& msg) {
         keep_object(self, msg.id, std::move(msg.value), 0);

@@ -33,6 +33,9 @@ struct worker_state {
 
 using worker_actor = caf::stateful_actor<worker_state>;
 
+/// How long the raylet may take to take a large result in.
+constexpr auto seal_timeout = std::chrono::seconds{30};
+
 void run_task(worker_actor* self, protocol::push_task& msg) {
   auto& st = self->state;
   auto& spec = msg.spec;
@@ -83,12 +86,17 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   st.client->register_borrower(refs, spec.owner, msg.reply_to);
   if (done.ok && done.result.size() > st.cfg.max_inline_bytes) {
     // A large result stays on this node; the raylet keeps it and tells the
-    // owner where it is.
-    self->send(st.cfg.raylet,
-               protocol::seal_result{std::move(done), std::move(msg.reply_to)});
-  } else {
-    self->send(msg.reply_to, std::move(done));
+    // owner where it is. The refs inside it are let go once the report is
+    // on its way to the owner, which may own one of them itself.
+    auto sealed =
+        protocol::seal_result{std::move(done), std::move(msg.reply_to)};
+    auto release = [client = st.client, refs] { client->release_refs(refs); };
+    self->request(st.cfg.raylet, seal_timeout, std::move(sealed))
+        .then([release](bool) { release(); },
+              [release](caf::error&) { release(); });
+    return;
   }
+  self->send(msg.reply_to, std::move(done));
   st.client->release_refs(refs);
 }
 

@@ -85,8 +85,10 @@ BOOST_AUTO_TEST_CASE(task_messages_roundtrip) {
   BOOST_TEST(push2.lease_id == 9u);
   BOOST_TEST((push2.reply_to == a));
 
-  auto submit = roundtrip(sys, protocol::submit_task{sample_spec()});
+  auto held = object_id{sample_spec().id, 1};
+  auto submit = roundtrip(sys, protocol::submit_task{sample_spec(), {held}});
   BOOST_TEST(submit.spec.function == "plus");
+  BOOST_TEST(submit.held.size() == 1u);
   BOOST_TEST(submit.spec.args.size() == 2u);
   BOOST_TEST(detail::decode<std::string>(submit.spec.args[0].inline_value) ==
              "payload");
@@ -403,7 +405,7 @@ BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
 BOOST_AUTO_TEST_CASE(truncated_message_is_refused) {
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
-  auto msg = caf::make_message(protocol::submit_task{sample_spec()});
+  auto msg = caf::make_message(protocol::submit_task{sample_spec(), {}});
   BOOST_REQUIRE(!sink(msg));
   for (std::size_t cut : {buf.size() / 2, buf.size() - 1}) {
     std::vector<char> part(buf.begin(), buf.begin() + cut);
