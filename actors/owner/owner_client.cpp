@@ -24,6 +24,18 @@ clock::time_point deadline_of(detail::wait_duration timeout) {
   return clock::now() + timeout;
 }
 
+/// Drops, when it goes, the local references a call took on objects it read
+/// through refs of another client.
+struct borrowed_for_call {
+  internal::memory_store& store;
+  std::vector<object_id> ids;
+
+  ~borrowed_for_call() {
+    for (const auto& id : ids)
+      store.release(id);
+  }
+};
+
 detail::value value_or_throw(internal::memory_store::result&& found) {
   if (found.err)
     detail::throw_error(*found.err);
@@ -215,12 +227,14 @@ detail::value owner_client::get(const object_id& id, const worker_id& owner,
     return read_remote(id, timeout);
   if (found.st == store_state::ready)
     return value_or_throw(std::move(found));
+  borrowed_for_call borrowed{*cfg_.store, {}};
   if (found.st == store_state::missing) {
     if (owner == cfg_.self)
       throw error(errc::internal,
                   "object " + id.hex() + " is not in its owner's store");
-    // A ref read outside this runtime: track it from now on.
-    cfg_.store->add_pending(id);
+    // A ref of another client: borrowed, for the length of this call.
+    hold(id, owner);
+    borrowed.ids.push_back(id);
   }
   ensure_fetch(id, owner);
   {
@@ -249,11 +263,15 @@ owner_client::wait(const std::vector<const detail::ref_token*>& refs,
   auto deadline = deadline_of(timeout);
   std::vector<object_id> ids;
   ids.reserve(refs.size());
+  borrowed_for_call borrowed{*cfg_.store, {}};
   for (auto* ref : refs) {
     ids.push_back(ref->id());
     if (ref->owner() != cfg_.self) {
-      if (cfg_.store->lookup(ref->id()).st == store_state::missing)
-        cfg_.store->add_pending(ref->id());
+      if (cfg_.store->lookup(ref->id()).st == store_state::missing) {
+        // A ref of another client: borrowed, for the length of this call.
+        hold(ref->id(), ref->owner());
+        borrowed.ids.push_back(ref->id());
+      }
       ensure_fetch(ref->id(), ref->owner());
     }
   }

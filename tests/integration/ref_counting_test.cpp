@@ -363,6 +363,21 @@ BOOST_AUTO_TEST_CASE(refs_inside_an_actor_argument_stay_alive_for_it) {
   BOOST_TEST(prism::get(h.task(&holder::sum).remote(), result_timeout) == 21);
 }
 
+// A ref made through one client and read through another: the reader
+// borrows it for the read only, and keeps nothing after.
+BOOST_AUTO_TEST_CASE(reading_another_clients_ref_keeps_nothing) {
+  auto job = prism::client::connect();
+  auto baseline = in_scope();
+  {
+    auto x = job.put(17);
+    BOOST_TEST(prism::get(x, result_timeout) == 17);
+    auto [ready, rest] = prism::wait(std::vector{x}, 1, result_timeout);
+    BOOST_TEST(ready.size() == 1u);
+  }
+  BOOST_TEST(back_to(baseline));
+  job.shutdown();
+}
+
 // Many objects through many borrowers: nothing is left over.
 BOOST_AUTO_TEST_CASE(many_nested_refs_leave_nothing_behind) {
   auto baseline = in_scope();
