@@ -484,16 +484,7 @@ void keep_lineage(owner_actor* self, const task_entry& t, const object_id& id) {
   for (auto& [pos, arg] : t.ref_args)
     lin.spec.args[pos] = arg;
   lin.retries_left = t.retries_left;
-  for (auto& arg : lin.spec.args) {
-    if (arg.by_ref) {
-      if (st.cfg.store->add_task_ref(arg.ref))
-        lin.held.push_back(arg.ref);
-      continue;
-    }
-    for (auto& r : arg.inline_value.refs)
-      if (st.cfg.store->add_task_ref(r.id))
-        lin.held.push_back(r.id);
-  }
+  lin.held = st.cfg.store->add_task_refs(lin.spec.args);
   st.lineage.emplace(id, std::move(lin));
 }
 

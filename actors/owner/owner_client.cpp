@@ -1,5 +1,7 @@
 #include "owner/owner_client.hpp"
 
+#include <algorithm>
+
 #include <caf/all.hpp>
 
 #include "gcs/gcs_client.hpp"
@@ -448,25 +450,16 @@ void owner_client::release_refs(
 
 std::vector<object_id>
 owner_client::hold_args(const std::vector<detail::task_arg>& args) {
-  std::vector<object_id> held;
-  for (const auto& arg : args) {
-    if (arg.by_ref) {
-      if (cfg_.store->add_task_ref(arg.ref))
-        held.push_back(arg.ref);
-      continue;
-    }
-    // The references encoding took go once the task holds the refs. A ref
-    // this client has no entry for (made through another client) keeps the
-    // encoder's reference: it is never freed early, at worst kept.
-    std::vector<detail::contained_ref> secured;
-    for (const auto& r : arg.inline_value.refs) {
-      if (cfg_.store->add_task_ref(r.id)) {
-        held.push_back(r.id);
+  auto held = cfg_.store->add_task_refs(args);
+  // The references encoding took go once the task holds the refs. A ref
+  // this client has no entry for (made through another client) keeps the
+  // encoder's reference: it is never freed early, at worst kept.
+  std::vector<detail::contained_ref> secured;
+  for (const auto& arg : args)
+    for (const auto& r : arg.inline_value.refs)
+      if (std::find(held.begin(), held.end(), r.id) != held.end())
         secured.push_back(r);
-      }
-    }
-    detail::release_refs(secured);
-  }
+  detail::release_refs(secured);
   return held;
 }
 

@@ -102,36 +102,32 @@ bool memory_store::add_pending(const object_id& id) {
   return added;
 }
 
-void memory_store::add_ready(const object_id& id, detail::value v) {
+void memory_store::make_ready(entry& e,
+                              const std::vector<detail::contained_ref>& refs,
+                              arrival how) {
   events out;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    auto& e = emplace(id).first->second;
-    e.st = state::ready;
-    ++e.local_refs;
-    if (!v.refs.empty() || !e.contains.empty())
-      set_contains(e, v.refs, arrival::fetched, out);
-    e.val = std::move(v);
-    wake(e);
-    emit(out);
-  }
+  e.st = state::ready;
+  if (!refs.empty() || !e.contains.empty())
+    set_contains(e, refs, how, out);
+  wake(e);
+  emit(out);
+}
+
+void memory_store::add_ready(const object_id& id, detail::value v) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& e = emplace(id).first->second;
+  ++e.local_refs;
+  make_ready(e, v.refs, arrival::fetched);
+  e.val = std::move(v);
 }
 
 bool memory_store::complete(const object_id& id, detail::value v, arrival how) {
-  events out;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    auto i = entries_.find(id);
-    if (i == entries_.end() || i->second.st == state::ready)
-      return false;
-    auto& e = i->second;
-    e.st = state::ready;
-    if (!v.refs.empty() || !e.contains.empty())
-      set_contains(e, v.refs, how, out);
-    e.val = std::move(v);
-    wake(e);
-    emit(out);
-  }
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end() || i->second.st == state::ready)
+    return false;
+  make_ready(i->second, v.refs, how);
+  i->second.val = std::move(v);
   return true;
 }
 
@@ -149,37 +145,22 @@ bool memory_store::fail(const object_id& id, detail::error_info err) {
 bool memory_store::complete_remote(
     const object_id& id, const node_id& node,
     const std::vector<detail::contained_ref>& refs, arrival how) {
-  events out;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    auto i = entries_.find(id);
-    if (i == entries_.end() || i->second.st == state::ready)
-      return false;
-    auto& e = i->second;
-    e.st = state::ready;
-    e.location = node;
-    if (!refs.empty() || !e.contains.empty())
-      set_contains(e, refs, how, out);
-    wake(e);
-    emit(out);
-  }
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end() || i->second.st == state::ready)
+    return false;
+  i->second.location = node;
+  make_ready(i->second, refs, how);
   return true;
 }
 
 void memory_store::add_remote(const object_id& id, const node_id& node,
                               const std::vector<detail::contained_ref>& refs) {
-  events out;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    auto& e = emplace(id).first->second;
-    e.st = state::ready;
-    e.location = node;
-    ++e.local_refs;
-    if (!refs.empty() || !e.contains.empty())
-      set_contains(e, refs, arrival::fetched, out);
-    wake(e);
-    emit(out);
-  }
+  std::lock_guard<std::mutex> guard{mu_};
+  auto& e = emplace(id).first->second;
+  e.location = node;
+  ++e.local_refs;
+  make_ready(e, refs, arrival::fetched);
 }
 
 bool memory_store::reopen(const object_id& id) {
@@ -321,36 +302,41 @@ void memory_store::add_ref(const object_id& id) {
 }
 
 bool memory_store::borrow(const object_id& id, const worker_id& owner) {
-  events out;
-  bool made = false;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    if (owner == self_) {
-      if (auto i = entries_.find(id); i != entries_.end())
-        ++i->second.local_refs;
-      return false;
-    }
-    auto [i, added] = emplace(id);
-    auto& e = i->second;
-    ++e.local_refs;
-    if (added) {
-      made = true;
-      e.owner = owner;
-      e.registrations = 1;
-      if (closed_) {
-        e.st = state::ready;
-        e.err = closed_;
-      }
-      out.push_back(event{event::kind::borrowed, id, owner, {}, false, 0});
-    } else if (e.owner.nil() && e.registrations == 0 && !owner.nil() &&
-               e.borrowers.empty()) {
-      // A cache entry made before this process knew the owner.
-      e.owner = owner;
-    }
-    emit(out);
+  std::lock_guard<std::mutex> guard{mu_};
+  if (owner == self_) {
+    if (auto i = entries_.find(id); i != entries_.end())
+      ++i->second.local_refs;
+    return false;
   }
-  return made;
+  auto [i, added] = emplace(id);
+  auto& e = i->second;
+  ++e.local_refs;
+  if (added) {
+    e.owner = owner;
+    e.registrations = 1;
+    if (closed_) {
+      e.st = state::ready;
+      e.err = closed_;
+    }
+    events out{event{event::kind::borrowed, id, owner, {}, false, 0}};
+    emit(out);
+  } else if (e.owner.nil() && e.registrations == 0 && !owner.nil() &&
+             e.borrowers.empty()) {
+    // A cache entry made before this process knew the owner.
+    e.owner = owner;
+  }
+  return added;
 }
+
+namespace {
+
+template <class Borrowers>
+auto find_borrower(Borrowers& bs, const worker_id& borrower) {
+  return std::find_if(bs.begin(), bs.end(),
+                      [&](const auto& x) { return x.first == borrower; });
+}
+
+} // namespace
 
 bool memory_store::add_borrower(const object_id& id, const worker_id& borrower,
                                 std::int32_t n) {
@@ -359,55 +345,45 @@ bool memory_store::add_borrower(const object_id& id, const worker_id& borrower,
   if (i == entries_.end())
     return false;
   auto& bs = i->second.borrowers;
-  auto b = std::find_if(bs.begin(), bs.end(),
-                        [&](const auto& x) { return x.first == borrower; });
-  if (b == bs.end())
-    bs.emplace_back(borrower, n);
-  else
+  if (auto b = find_borrower(bs, borrower); b != bs.end())
     b->second += n;
+  else
+    bs.emplace_back(borrower, n);
   return true;
 }
 
 void memory_store::remove_borrower(const object_id& id,
                                    const worker_id& borrower, std::int32_t n) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end())
+    return;
+  auto& bs = i->second.borrowers;
+  auto b = find_borrower(bs, borrower);
+  if (b == bs.end())
+    return;
+  b->second -= n;
+  if (b->second <= 0)
+    bs.erase(b);
   events out;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    auto i = entries_.find(id);
-    if (i == entries_.end())
-      return;
-    auto& bs = i->second.borrowers;
-    auto b = std::find_if(bs.begin(), bs.end(),
-                          [&](const auto& x) { return x.first == borrower; });
-    if (b == bs.end())
-      return;
-    b->second -= n;
-    if (b->second <= 0)
-      bs.erase(b);
-    maybe_free(i, out);
-    emit(out);
-  }
+  maybe_free(i, out);
+  emit(out);
 }
 
 void memory_store::drop_borrower(const worker_id& borrower) {
-  events out;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    std::vector<object_id> affected;
-    for (auto& [id, e] : entries_) {
-      auto& bs = e.borrowers;
-      auto b = std::find_if(bs.begin(), bs.end(),
-                            [&](const auto& x) { return x.first == borrower; });
-      if (b != bs.end()) {
-        bs.erase(b);
-        affected.push_back(id);
-      }
+  std::lock_guard<std::mutex> guard{mu_};
+  std::vector<object_id> affected;
+  for (auto& [id, e] : entries_) {
+    if (auto b = find_borrower(e.borrowers, borrower); b != e.borrowers.end()) {
+      e.borrowers.erase(b);
+      affected.push_back(id);
     }
-    for (const auto& id : affected)
-      if (auto i = entries_.find(id); i != entries_.end())
-        maybe_free(i, out);
-    emit(out);
   }
+  events out;
+  for (const auto& id : affected)
+    if (auto i = entries_.find(id); i != entries_.end())
+      maybe_free(i, out);
+  emit(out);
 }
 
 memory_store::counts memory_store::count_of(const object_id& id) const {
@@ -420,19 +396,37 @@ memory_store::counts memory_store::count_of(const object_id& id) const {
 }
 
 void memory_store::drop(const object_id& id, std::int32_t entry::*count) {
-  events out;
-  {
-    std::lock_guard<std::mutex> guard{mu_};
-    if (auto i = entries_.find(id); i != entries_.end()) {
-      --(i->second.*count);
-      maybe_free(i, out);
-    }
+  std::lock_guard<std::mutex> guard{mu_};
+  if (auto i = entries_.find(id); i != entries_.end()) {
+    --(i->second.*count);
+    events out;
+    maybe_free(i, out);
     emit(out);
   }
 }
 
 void memory_store::release(const object_id& id) {
   drop(id, &entry::local_refs);
+}
+
+std::vector<object_id>
+memory_store::add_task_refs(const std::vector<detail::task_arg>& args) {
+  std::lock_guard<std::mutex> guard{mu_};
+  std::vector<object_id> held;
+  auto hold = [&](const object_id& id) {
+    if (auto i = entries_.find(id); i != entries_.end()) {
+      ++i->second.task_refs;
+      held.push_back(id);
+    }
+  };
+  for (const auto& arg : args) {
+    if (arg.by_ref)
+      hold(arg.ref);
+    else
+      for (const auto& r : arg.inline_value.refs)
+        hold(r.id);
+  }
+  return held;
 }
 
 bool memory_store::add_task_ref(const object_id& id) {

@@ -183,6 +183,11 @@ public:
   /// Adds or drops a reference held by a submitted task for its argument.
   /// `add_task_ref` returns false (and holds nothing) if there is no entry.
   bool add_task_ref(const object_id& id);
+
+  /// Adds a task reference on each ref argument of `args` and each ref inside
+  /// an argument value that has an entry here; returns the objects held.
+  std::vector<object_id>
+  add_task_refs(const std::vector<detail::task_arg>& args);
   void release_task_ref(const object_id& id);
 
   /// Pins the entry: a reference to it left the process.
@@ -236,6 +241,10 @@ private:
   void erase(entry_map::iterator i);
   void wake(entry& e);
   void maybe_free(entry_map::iterator i, events& out);
+  /// Marks `e` ready, its value containing `refs` (see `set_contains`),
+  /// wakes its waiters and reports the events. REQUIRES: mu_ held.
+  void make_ready(entry& e, const std::vector<detail::contained_ref>& refs,
+                  arrival how);
   /// Drops one of the references that `count` counts.
   void drop(const object_id& id, std::int32_t entry::*count);
   /// Holds each of `refs` once for the value of `holder`, and drops the
