@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/shared_queue_policy.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_client.hpp"
@@ -91,18 +92,9 @@ embedded_cluster::embedded_cluster(const config& cfg,
                      ? cfg.scheduler_threads
                      : std::max(2u, std::thread::hardware_concurrency());
   sys_cfg_->set("scheduler.max-threads", static_cast<size_t>(threads));
-  // Idle scheduler threads spin briefly, then sleep on a condition variable
-  // that a new message wakes. CAF's middle phase (polling with 50 us sleeps
-  // that nothing interrupts) would add its sleep to every hop of a
-  // request/response chain.
-  sys_cfg_->set("work-stealing.moderate-poll-attempts", size_t{0});
-  // ... but first they look for work a little longer than CAF's default
-  // (100 tries): a request/response chain (a task and its result, an actor
-  // call and its reply) then finds the next hop's thread awake instead of
-  // paying a futex wake-up per hop. Measured on 2 cores: synchronous task
-  // and actor-call rates about double; idle threads still sleep within a
-  // few hundred microseconds.
-  sys_cfg_->set("work-stealing.aggressive-poll-attempts", size_t{5000});
+  // One shared run queue, with idle threads that spin briefly before they
+  // sleep (see shared_queue_policy.hpp for why not CAF's work stealing).
+  use_shared_queue_scheduler(*sys_cfg_);
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
   actor_pool_ = std::make_shared<executor>(
