@@ -427,10 +427,10 @@ void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
   place(self, a);
 }
 
-/// Takes `host` as the live instance of `a` (reported after a restart of
-/// the control store); false if it is stale.
-bool adopt(gcs_actor* self, actor_entry& a, const caf::actor& host,
-           std::int32_t incarnation, const node_id& node) {
+/// Takes `host` as the instance of `a`, without saving the change; false
+/// if it is stale.
+bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
+                   std::int32_t incarnation, const node_id& node) {
   auto& st = self->state;
   if (a.state == actor_state::dead || incarnation < a.incarnation)
     return false;
@@ -448,6 +448,15 @@ bool adopt(gcs_actor* self, actor_entry& a, const caf::actor& host,
   occupy_node(self, a);
   st.by_host[host.address()] = a.spec.id;
   self->monitor(host);
+  return true;
+}
+
+/// Takes `host` as the live instance of `a` (reported after a restart of
+/// the control store); false if it is stale.
+bool adopt(gcs_actor* self, actor_entry& a, const caf::actor& host,
+           std::int32_t incarnation, const node_id& node) {
+  if (!take_instance(self, a, host, incarnation, node))
+    return false;
   save_actor(self, a);
   if (a.state == actor_state::alive)
     publish(self, a);
@@ -875,13 +884,14 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
           return;
         }
         auto& e = a->second;
-        if (e.recovering || e.host != msg.host) {
-          if (!adopt(self, e, msg.host, msg.incarnation, msg.node)) {
-            self->send_exit(msg.host, caf::exit_reason::kill);
-            return;
-          }
+        if (!take_instance(self, e, msg.host, msg.incarnation, msg.node)) {
+          self->send_exit(msg.host, caf::exit_reason::kill);
+          return;
         }
+        if (e.state == actor_state::alive && !e.recovering)
+          return; // the same report again: nothing changed
         e.state = actor_state::alive;
+        e.recovering = false;
         e.node = msg.node;
         save_actor(self, e);
         publish(self, e);
