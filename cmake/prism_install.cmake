@@ -50,4 +50,5 @@ install(FILES
     "${PROJECT_BINARY_DIR}/prismConfigVersion.cmake"
     "${CMAKE_CURRENT_LIST_DIR}/FindCAF.cmake"
     "${CMAKE_CURRENT_LIST_DIR}/FindRocksDB.cmake"
+    "${CMAKE_CURRENT_LIST_DIR}/FindJemalloc.cmake"
   DESTINATION "${PRISM_INSTALL_CMAKEDIR}")

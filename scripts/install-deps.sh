@@ -19,6 +19,7 @@ packages=(
   libspdlog-dev
   libfmt-dev
   libboost-test-dev
+  libjemalloc-dev
   clang-format
 )
 
