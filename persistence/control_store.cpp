@@ -11,6 +11,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
 #include <rocksdb/file_system.h>
+#include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
@@ -66,6 +67,12 @@ rocksdb::Options base_options(rocksdb::Env* env) {
   // A crash may leave a torn last WAL record, which was never acknowledged;
   // replay stops there.
   o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  // The control store writes all the time and reads at recovery only: a
+  // memtable that appends (and sorts when read or flushed) instead of a
+  // skip list, whose every insert into a large memtable is a chain of cache
+  // misses. It takes one writer at a time, which the store has anyway.
+  o.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+  o.allow_concurrent_memtable_write = false;
   return o;
 }
 
