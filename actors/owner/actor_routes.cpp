@@ -72,13 +72,23 @@ void actor_routes::fail(call& c, const detail::error_info& err) {
   release(c);
 }
 
+void actor_routes::send(route& r, call&& c) {
+  if (r.max_task_retries == 0) {
+    // Never sent again: what stays is the task id, to match the answer.
+    caf::anon_send(r.host, std::move(c.msg));
+    c.msg.method.clear();
+    c.msg.args.clear();
+  } else {
+    caf::anon_send(r.host, c.msg);
+  }
+  r.in_flight.push_back(std::move(c));
+}
+
 void actor_routes::pump(route& r) {
   if (r.state != actor_state::alive)
     return;
   while (!r.waiting.empty() && r.waiting.front().ready) {
-    auto& c = r.waiting.front();
-    caf::anon_send(r.host, c.msg);
-    r.in_flight.push_back(std::move(c));
+    send(r, std::move(r.waiting.front()));
     r.waiting.pop_front();
   }
 }
@@ -93,8 +103,7 @@ void actor_routes::submit(const actor_id& actor, protocol::actor_task msg,
     return;
   }
   if (ready && r.state == actor_state::alive && r.waiting.empty()) {
-    caf::anon_send(r.host, c.msg);
-    r.in_flight.push_back(std::move(c));
+    send(r, std::move(c));
     return;
   }
   r.waiting.push_back(std::move(c));

@@ -90,6 +90,9 @@ private:
 
   route& route_of(const actor_id& actor); // REQUIRES: mu_ held
   void pump(route& r);                    // REQUIRES: mu_ held
+  /// Sends `c` to the actor's host and keeps it in flight; the message is
+  /// kept whole only if the call may be sent again (max_task_retries).
+  void send(route& r, call&& c); // REQUIRES: mu_ held
   void fail(call& c, const detail::error_info& err);
   /// Results failed during one `on_update`, which returns them.
   std::vector<object_id> failed_; // guarded by mu_

@@ -106,27 +106,30 @@ void run_calls(instance_state& inst, const actor_id& actor,
 
 void construct(host_actor* self) {
   auto& st = self->state;
-  auto inst = st.inst;
-  auto spec = st.cfg.spec;
   auto me = caf::actor_cast<caf::actor>(self);
-  st.cfg.pool->submit([inst, spec = std::move(spec), me] {
+  // The arguments serve this construction only: a restart is a new host,
+  // with the spec the control store keeps.
+  std::vector<detail::value> args;
+  args.reserve(st.cfg.spec.args.size());
+  for (auto& arg : st.cfg.spec.args)
+    args.push_back(std::move(arg.inline_value));
+  st.cfg.spec.args.clear();
+  st.cfg.pool->submit([inst = st.inst, factory = st.cfg.spec.factory,
+                       args = std::move(args), me] {
     with_actor_context(*inst, [&] {
-      auto* e = detail::function_registry::instance().find(spec.factory);
+      auto* e = detail::function_registry::instance().find(factory);
       if (e == nullptr || !e->make) {
-        inst->failure = "no actor factory named '" + spec.factory +
+        inst->failure = "no actor factory named '" + factory +
                         "' is registered in this worker";
         return;
       }
-      std::vector<detail::value> args;
-      for (auto& arg : spec.args)
-        args.push_back(arg.inline_value);
       try {
         inst->instance = e->make(args);
       } catch (const detail::actor_exit_signal&) {
         inst->failure = "the factory called exit_actor";
       } catch (...) {
-        auto err = error_of_current_exception(spec.factory);
-        inst->failure = "its factory '" + spec.factory + "' threw " +
+        auto err = error_of_current_exception(factory);
+        inst->failure = "its factory '" + factory + "' threw " +
                         err.exception_type + ": " + err.message;
       }
     });
