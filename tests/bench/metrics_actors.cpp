@@ -78,8 +78,8 @@ std::vector<handle> ready_actors(std::size_t n) {
   return actors;
 }
 
-// Creates `n` actors owned by `job`, then calls each once and waits for all
-// the answers: creation and first call, pipelined.
+// Creates `n` actors owned by `job`, then calls each once from that job and
+// waits for all the answers: creation and first call, pipelined.
 std::vector<handle> create_owned_by(const client& job, std::size_t n) {
   std::vector<handle> actors;
   actors.reserve(n);
@@ -88,9 +88,9 @@ std::vector<handle> create_owned_by(const client& job, std::size_t n) {
   std::vector<object_ref<int>> refs;
   refs.reserve(n);
   for (auto& h : actors)
-    refs.push_back(h.task(&bench_actor::small_value).remote());
+    refs.push_back(job.task(h, &bench_actor::small_value).remote());
   for (auto& r : refs)
-    expect(get(r) == 0, "the actor returned a value other than 0");
+    expect(job.get(r) == 0, "the actor returned a value other than 0");
   return actors;
 }
 

@@ -205,6 +205,17 @@ BOOST_AUTO_TEST_CASE(detached_actor_outlives_the_job_that_created_it) {
   BOOST_TEST(b.get(found->task(&counter::read).remote(), result_timeout) == 5);
 }
 
+BOOST_AUTO_TEST_CASE(a_client_calls_an_actor_from_its_own_job) {
+  auto a = prism::client::connect();
+  auto h = a.actor(counter::create).remote(1);
+  BOOST_TEST(a.get(a.task(h, &counter::add).remote(2), result_timeout) == 3);
+  // The default job calls the same actor through the handle.
+  BOOST_TEST(prism::get(h.task(&counter::read).remote(), result_timeout) == 3);
+  a.shutdown();
+  // A call through the ended job is refused, not sent from another job.
+  BOOST_CHECK_THROW(a.task(h, &counter::read), prism::not_initialized_error);
+}
+
 BOOST_AUTO_TEST_CASE(ended_client_refuses_new_tasks) {
   auto a = prism::client::connect();
   a.shutdown();

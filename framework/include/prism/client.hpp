@@ -43,6 +43,17 @@ public:
     return actor_creator<R (*)(Args...)>{factory, &live()};
   }
 
+  /// Starts a call of an actor method from this job, which owns its result:
+  /// `job.task(handle, &Counter::add).remote(1)`. (`handle.task` calls from
+  /// the job of the calling task, or the default job.)
+  template <class T, class M>
+  actor_method_caller<M> task(const actor_handle<T>& handle, M method) const {
+    static_assert(
+        std::is_same_v<typename detail::method_traits<M>::class_type, T>,
+        "the method belongs to another class than this actor's");
+    return actor_method_caller<M>{handle.id(), method, &live()};
+  }
+
   /// Stores a value owned by this job.
   template <class T>
   object_ref<std::decay_t<T>> put(const T& x) const {
