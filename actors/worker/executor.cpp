@@ -1,6 +1,7 @@
 #include "worker/executor.hpp"
 
 #include <chrono>
+#include <thread>
 
 namespace prism::actors {
 
@@ -11,6 +12,12 @@ thread_local executor* current_pool = nullptr;
 /// How long queued work may wait without any job starting before the
 /// watchdog adds a thread.
 constexpr auto stall_timeout = std::chrono::milliseconds{10};
+
+/// How long an idle thread looks for work before it sleeps. Waking a
+/// sleeping thread costs the submitter a futex call and an interrupt of the
+/// other core, several microseconds on a virtual machine: more than running
+/// an actor's constructor or a batch of its calls.
+constexpr auto spin_time = std::chrono::microseconds{50};
 
 } // namespace
 
@@ -49,14 +56,22 @@ void executor::grow_if_starved() {
 void executor::submit(job j) {
   std::unique_lock<std::mutex> guard{mu_};
   jobs_.push_back(std::move(j));
+  queued_.fetch_add(1);
   grow_if_starved();
+  bool wake = sleepers_ > 0 && spinners_.load() == 0;
   guard.unlock();
-  cv_.notify_one();
+  if (wake)
+    cv_.notify_one();
 }
 
 std::size_t executor::num_threads() const {
   std::lock_guard<std::mutex> guard{mu_};
   return threads_.size();
+}
+
+std::size_t executor::num_sleeping() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  return sleepers_;
 }
 
 executor::blocking_scope::blocking_scope() : pool_(current_pool) {
@@ -88,18 +103,46 @@ void executor::watch() {
   }
 }
 
+bool executor::spin(std::unique_lock<std::mutex>& guard) {
+  // A thread leaves the spinners before it takes the lock to sleep: a job
+  // submitted after that wakes it, one submitted before is seen below.
+  spinners_.fetch_add(1);
+  guard.unlock();
+  auto deadline = std::chrono::steady_clock::now() + spin_time;
+  bool found = false;
+  for (std::size_t n = 1; !found; ++n) {
+    found = queued_.load(std::memory_order_relaxed) > 0;
+    if (!found && n % 64 == 0) {
+      if (std::chrono::steady_clock::now() > deadline)
+        break;
+      std::this_thread::yield();
+    }
+  }
+  spinners_.fetch_sub(1);
+  guard.lock();
+  return found;
+}
+
 void executor::run() {
   current_pool = this;
   std::unique_lock<std::mutex> guard{mu_};
   for (;;) {
     ++idle_;
+    if (jobs_.empty() && !stopping_)
+      spin(guard);
+    ++sleepers_;
     cv_.wait(guard, [this] { return stopping_ || !jobs_.empty(); });
+    --sleepers_;
     --idle_;
     if (jobs_.empty())
       return; // stopping, nothing left
     auto j = std::move(jobs_.front());
     jobs_.pop_front();
+    queued_.fetch_sub(1);
     ++started_jobs_;
+    // A job submitted while this thread spun woke no one.
+    if (!jobs_.empty() && sleepers_ > 0)
+      cv_.notify_one();
     guard.unlock();
     j();
     guard.lock();

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +37,10 @@ public:
   /// Threads started so far.
   std::size_t num_threads() const;
 
+  /// Idle threads that stopped looking for work and sleep until a job is
+  /// submitted.
+  std::size_t num_sleeping() const;
+
   /// Marks the calling thread, if it belongs to a pool, as blocked for its
   /// lifetime, so that the pool may start another thread meanwhile.
   class blocking_scope {
@@ -53,6 +58,9 @@ private:
   void run();
   void watch();
   void grow_if_starved(); // REQUIRES: mu_ held
+  /// Looks for a queued job without sleeping, for up to `spin_time`; true
+  /// if one is queued. Returns with mu_ held.
+  bool spin(std::unique_lock<std::mutex>& guard);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -60,9 +68,15 @@ private:
   std::deque<job> jobs_;             // guarded by mu_
   std::vector<std::thread> threads_; // guarded by mu_
   std::size_t idle_ = 0;             // guarded by mu_
-  std::size_t blocked_ = 0;          // guarded by mu_
-  std::uint64_t started_jobs_ = 0;   // guarded by mu_
-  bool stopping_ = false;            // guarded by mu_
+  std::size_t sleepers_ = 0;         // guarded by mu_
+  /// The size of jobs_, read without the lock by spinning threads.
+  std::atomic<std::size_t> queued_{0};
+  /// Idle threads looking for work awake: a job submitted meanwhile needs
+  /// no wake-up.
+  std::atomic<std::size_t> spinners_{0};
+  std::size_t blocked_ = 0;        // guarded by mu_
+  std::uint64_t started_jobs_ = 0; // guarded by mu_
+  bool stopping_ = false;          // guarded by mu_
   std::size_t min_threads_;
   std::size_t max_threads_;
   std::thread watchdog_;

@@ -1,0 +1,107 @@
+// The thread pool that runs actors' user code: every job runs, whether its
+// threads are busy, looking for work, or asleep; and a thread that blocks
+// does not hold back the jobs queued behind it.
+
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "worker/executor.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr auto deadline = std::chrono::seconds{10};
+
+/// Polls `condition` until it holds or the deadline passes.
+template <class Condition>
+bool wait_until(Condition condition) {
+  auto until = clock_type::now() + deadline;
+  while (!condition()) {
+    if (clock_type::now() > until)
+      return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(executor_pool)
+
+BOOST_AUTO_TEST_CASE(every_job_runs_when_many_threads_submit) {
+  prism::actors::executor pool{2, 8};
+  std::atomic<int> done{0};
+  constexpr int submitters = 4;
+  constexpr int per_submitter = 10'000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < submitters; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < per_submitter; ++i)
+        pool.submit([&] { ++done; });
+    });
+  for (auto& t : threads)
+    t.join();
+  BOOST_TEST(wait_until([&] { return done == submitters * per_submitter; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_job_wakes_threads_that_fell_asleep) {
+  prism::actors::executor pool{2, 2};
+  std::atomic<int> done{0};
+  for (int round = 1; round <= 20; ++round) {
+    // Idle long enough, each thread stops looking for work and sleeps: the
+    // next job must wake one.
+    BOOST_REQUIRE(wait_until([&] { return pool.num_sleeping() == 2; }));
+    pool.submit([&] { ++done; });
+    BOOST_REQUIRE(wait_until([&] { return done == round; }));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_burst_after_sleep_reaches_every_thread) {
+  prism::actors::executor pool{2, 2};
+  BOOST_REQUIRE(wait_until([&] { return pool.num_sleeping() == 2; }));
+  // Two jobs that only finish together: both threads must be awake.
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  std::atomic<int> done{0};
+  auto meet = [&] {
+    std::unique_lock<std::mutex> guard{mu};
+    ++arrived;
+    cv.notify_all();
+    cv.wait_for(guard, deadline, [&] { return arrived == 2; });
+    if (arrived == 2)
+      ++done;
+  };
+  pool.submit(meet);
+  pool.submit(meet);
+  BOOST_TEST(wait_until([&] { return done == 2; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_blocked_thread_does_not_hold_back_queued_jobs) {
+  prism::actors::executor pool{1, 4};
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<bool> later_ran{false};
+  pool.submit([&] {
+    prism::actors::executor::blocking_scope blocked;
+    std::unique_lock<std::mutex> guard{mu};
+    cv.wait_for(guard, deadline, [&] { return release; });
+  });
+  pool.submit([&] { later_ran = true; });
+  BOOST_TEST(wait_until([&] { return later_ran.load(); }));
+  {
+    std::lock_guard<std::mutex> guard{mu};
+    release = true;
+  }
+  cv.notify_all();
+}
+
+BOOST_AUTO_TEST_SUITE_END()
