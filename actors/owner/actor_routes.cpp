@@ -181,7 +181,10 @@ actor_routes::on_update(const protocol::actor_update& u) {
     auto err = died(u.actor, r);
     for (auto& c : r.waiting)
       fail(c, err);
-    r.waiting.clear();
+    // Nothing is left to route: a later call asks the control store again,
+    // which keeps the actor and its cause of death. A long-lived owner
+    // creating many short-lived actors thus keeps none of them.
+    routes_.erase(u.actor);
     collecting_ = false;
     return std::move(failed_);
   }

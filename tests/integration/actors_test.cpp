@@ -291,6 +291,19 @@ BOOST_AUTO_TEST_CASE(killed_actor_fails_later_calls_with_actor_died_error) {
   BOOST_TEST(counter_builds.load() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(every_later_call_of_a_dead_actor_names_its_cause) {
+  // The caller forgets a dead actor's route once its calls have failed; each
+  // later call learns the death, and its cause, from the control store.
+  auto h = prism::actor(counter::create).remote(0);
+  BOOST_REQUIRE(call_add(h, 1) == 1);
+  prism::kill(h);
+  for (int i = 0; i < 3; ++i) {
+    auto message = actor_died_message(h.task(&counter::read).remote());
+    BOOST_REQUIRE(message.has_value());
+    BOOST_TEST(message->find("killed") != std::string::npos, *message);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(killed_actor_frees_its_name_for_a_new_actor) {
   auto old = prism::actor(counter::create).name("reused").remote(50);
   BOOST_REQUIRE(call_add(old, 1) == 51);
