@@ -20,12 +20,13 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
-#include <thread>
 
 #include <caf/actor_system_config.hpp>
 #include <caf/policy/unprofiled.hpp>
 #include <caf/resumable.hpp>
 #include <caf/scheduler/coordinator.hpp>
+
+#include "common/spin_wait.hpp"
 
 namespace prism::actors {
 
@@ -140,19 +141,11 @@ private:
   static caf::resumable* spin(coordinator_data& q) {
     q.spinners.fetch_add(1);
     auto deadline = std::chrono::steady_clock::now() + spin_time;
-    for (std::size_t i = 1;; ++i) {
-      if (q.size.load(std::memory_order_relaxed) > 0) {
-        std::lock_guard<std::mutex> guard{q.mu};
-        if (!q.queue.empty()) {
-          q.spinners.fetch_sub(1);
-          return take(q);
-        }
-      }
-      if (i % 64 == 0) {
-        if (std::chrono::steady_clock::now() > deadline)
-          break;
-        // Other threads (user code, storage) may need this core meanwhile.
-        std::this_thread::yield();
+    while (spin_until_queued(q.size, deadline)) {
+      std::lock_guard<std::mutex> guard{q.mu};
+      if (!q.queue.empty()) {
+        q.spinners.fetch_sub(1);
+        return take(q);
       }
     }
     q.spinners.fetch_sub(1);

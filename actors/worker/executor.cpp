@@ -1,7 +1,8 @@
 #include "worker/executor.hpp"
 
 #include <chrono>
-#include <thread>
+
+#include "common/spin_wait.hpp"
 
 namespace prism::actors {
 
@@ -103,24 +104,14 @@ void executor::watch() {
   }
 }
 
-bool executor::spin(std::unique_lock<std::mutex>& guard) {
+void executor::spin(std::unique_lock<std::mutex>& guard) {
   // A thread leaves the spinners before it takes the lock to sleep: a job
-  // submitted after that wakes it, one submitted before is seen below.
+  // submitted after that wakes it, one submitted before is seen under it.
   spinners_.fetch_add(1);
   guard.unlock();
-  auto deadline = std::chrono::steady_clock::now() + spin_time;
-  bool found = false;
-  for (std::size_t n = 1; !found; ++n) {
-    found = queued_.load(std::memory_order_relaxed) > 0;
-    if (!found && n % 64 == 0) {
-      if (std::chrono::steady_clock::now() > deadline)
-        break;
-      std::this_thread::yield();
-    }
-  }
+  spin_until_queued(queued_, std::chrono::steady_clock::now() + spin_time);
   spinners_.fetch_sub(1);
   guard.lock();
-  return found;
 }
 
 void executor::run() {

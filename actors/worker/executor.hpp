@@ -58,9 +58,9 @@ private:
   void run();
   void watch();
   void grow_if_starved(); // REQUIRES: mu_ held
-  /// Looks for a queued job without sleeping, for up to `spin_time`; true
-  /// if one is queued. Returns with mu_ held.
-  bool spin(std::unique_lock<std::mutex>& guard);
+  /// Looks for a queued job without sleeping, for up to `spin_time`.
+  /// Returns with mu_ held.
+  void spin(std::unique_lock<std::mutex>& guard);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
