@@ -542,11 +542,21 @@ void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
   st.log->warn("node {} is dead: {}", n.info.node.hex(), why);
   save_node(self, n);
   broadcast_view(self);
-  // Actors that were being started there will never report; the others'
-  // hosts go down with the node and are handled one by one.
+  // Actors that were being started there will never report: they are
+  // placed again, and no restart is used up, since that instance never ran
+  // (a host that went down before its node did may have been placed there
+  // again just now). The others' hosts go down with the node and are
+  // handled one by one.
   for (auto& [id, a] : st.actors)
-    if (a.placed && a.node == n.info.node && !a.host)
-      instance_lost(self, a, "its node died");
+    if (a.placed && a.node == n.info.node && !a.host &&
+        a.state != actor_state::dead) {
+      if (a.recovering) {
+        settle(self, a, "its node died");
+        continue;
+      }
+      release_node(self, a);
+      place(self, a);
+    }
 }
 
 // -- recovery -----------------------------------------------------------------
@@ -883,13 +893,25 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
           self->send_exit(msg.host, caf::exit_reason::kill);
           return;
         }
+        if (auto n = st.nodes.find(msg.node); n != st.nodes.end() &&
+                                              !n->second.info.alive &&
+                                              !n->second.awaited) {
+          // Started on a node that died meanwhile: the actor was placed
+          // elsewhere when the node went.
+          self->send_exit(msg.host, caf::exit_reason::kill);
+          return;
+        }
         auto& e = a->second;
+        // The same report again changes nothing; judged before taking the
+        // instance, which ends a recovery.
+        bool repeated = e.state == actor_state::alive && !e.recovering &&
+                        e.host == msg.host;
         if (!take_instance(self, e, msg.host, msg.incarnation, msg.node)) {
           self->send_exit(msg.host, caf::exit_reason::kill);
           return;
         }
-        if (e.state == actor_state::alive && !e.recovering)
-          return; // the same report again: nothing changed
+        if (repeated)
+          return;
         e.state = actor_state::alive;
         e.recovering = false;
         e.node = msg.node;

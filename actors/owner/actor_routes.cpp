@@ -140,8 +140,14 @@ std::vector<object_id>
 actor_routes::on_update(const protocol::actor_update& u) {
   std::lock_guard<std::mutex> guard{mu_};
   failed_.clear();
+  auto i = routes_.find(u.actor);
+  if (i == routes_.end()) {
+    // Forgotten once dead (below); a late update, such as the answer to a
+    // second subscription, must not subscribe again.
+    return {};
+  }
   collecting_ = true;
-  auto& r = route_of(u.actor);
+  auto& r = i->second;
   r.known = true;
   r.creation.reset();
   r.max_task_retries = u.max_task_retries;

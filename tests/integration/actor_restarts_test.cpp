@@ -98,6 +98,16 @@ int call_add(const counter_handle& h, int x) {
   return prism::get(h.task(&counter::add).remote(x), result_timeout);
 }
 
+/// A counter on node 1, the only node with "spot", at a total of 5.
+counter_handle counter_on_spot_node(int max_restarts) {
+  auto h = prism::actor(counter::create)
+               .max_restarts(max_restarts)
+               .resources(on_spot_node)
+               .remote(0);
+  BOOST_REQUIRE(call_add(h, 5) == 5);
+  return h;
+}
+
 bool call_restarted(const counter_handle& h) {
   return prism::get(h.task(&counter::restarted).remote(), result_timeout);
 }
@@ -139,11 +149,7 @@ BOOST_FIXTURE_TEST_SUITE(actor_restarts, restart_fixture)
 // -- node failure -------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(actor_restarts_on_another_node_when_its_node_dies) {
-  auto h = prism::actor(counter::create)
-               .max_restarts(1)
-               .resources(on_spot_node)
-               .remote(0);
-  BOOST_REQUIRE(call_add(h, 5) == 5);
+  auto h = counter_on_spot_node(1);
   BOOST_REQUIRE(node_of(h) == cluster.node(1).hex());
   auto replacement = cluster.add_node({{"CPU", 2}, {"spot", 1}});
   BOOST_REQUIRE(cluster.kill_node(cluster.node(1)));
@@ -154,9 +160,26 @@ BOOST_AUTO_TEST_CASE(actor_restarts_on_another_node_when_its_node_dies) {
   BOOST_TEST(node_of(h) == replacement.hex());
 }
 
+BOOST_AUTO_TEST_CASE(a_restart_cut_short_by_its_node_dying_uses_no_restart) {
+  auto h = counter_on_spot_node(1);
+  // The one restart allowed begins on node 1, the only node with "spot",
+  // and is held in the factory while that node dies.
+  gate_restarts = true;
+  BOOST_REQUIRE(cluster.kill_actor(h.id()));
+  BOOST_REQUIRE_MESSAGE(wait_until([] { return restart_waiting.load(); }),
+                        "the actor did not begin to restart");
+  BOOST_REQUIRE(cluster.kill_node(cluster.node(1)));
+  // That instance never ran: the actor waits for a node, and starts there
+  // still within its one restart.
+  auto replacement = cluster.add_node({{"CPU", 2}, {"spot", 1}});
+  restart_gate_open = true;
+  BOOST_TEST(call_add(h, 1) == 1);
+  BOOST_TEST(call_restarted(h));
+  BOOST_TEST(node_of(h) == replacement.hex());
+}
+
 BOOST_AUTO_TEST_CASE(actor_without_restarts_dies_with_its_node) {
-  auto h = prism::actor(counter::create).resources(on_spot_node).remote(0);
-  BOOST_REQUIRE(call_add(h, 5) == 5);
+  auto h = counter_on_spot_node(0);
   BOOST_REQUIRE(node_of(h) == cluster.node(1).hex());
   // A node it could restart on exists, so only max_restarts(0) keeps it dead.
   cluster.add_node({{"CPU", 2}, {"spot", 1}});
