@@ -51,7 +51,15 @@ cmake -S . -B build/asan -G Ninja \
   -DPRISM_SANITIZE=ON \
   -DPRISM_BUILD_BENCH=ON
 cmake --build build/asan -j "$(nproc)"
-ctest --test-dir build/asan --output-on-failure -j1 --timeout 900
+status=0
+ctest --test-dir build/asan --output-on-failure -j1 --timeout 900 || status=$?
+if [[ $status -ne 0 ]]; then
+  # The failures in brief, last, where a reader of a long log looks first.
+  echo "test.sh: ctest failed ($status); the failing checks and crashes:"
+  grep -a -E "error: in |fatal error|ERROR: (Address|Leak)Sanitizer|runtime error|terminate called|SUMMARY:|#[0-9]+ 0x|\*\*\*(Failed|Exception|Timeout)" \
+    build/asan/Testing/Temporary/LastTest.log | head -80 || true
+  exit "$status"
+fi
 
 if [[ "${PRISM_TEST_BENCH:-0}" == "1" ]]; then
   echo "test.sh: prism_bench --smoke (Release)"
