@@ -336,11 +336,14 @@ void need_value(owner_actor* self, const object_id& id);
 // get it, and the tasks that need it take its value. One kept in a node's
 // store is read from there first, if anyone waits for it.
 void object_ready(owner_actor* self, const object_id& id) {
+  // Most results are awaited by no one here (an API thread's `get` reads
+  // the store): reading the entry would copy its value for nothing.
+  if (!has_waiters(self, id))
+    return;
   auto found = self->state.cfg.store->lookup(id);
   if (found.st == internal::memory_store::state::ready &&
       !found.location.nil()) {
-    if (has_waiters(self, id))
-      need_value(self, id);
+    need_value(self, id);
     return;
   }
   deliver(self, id, found);
