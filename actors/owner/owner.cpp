@@ -1181,6 +1181,15 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
   dispatch(self, key);
 }
 
+/// An actor call this owner made has ended.
+void actor_call_done(owner_actor* self, protocol::actor_task_done& msg) {
+  auto id = object_id{msg.task, 1};
+  auto refs = msg.result.refs;
+  if (!self->state.cfg.routes->on_done(msg))
+    disown(self, refs);
+  object_ready(self, id);
+}
+
 caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->state.cfg = std::move(cfg);
   self->state.log = shared_logger();
@@ -1277,12 +1286,10 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](const protocol::gcs_restarted&) {
         self->state.cfg.routes->resubscribe(self->state.cfg.self);
       },
-      [self](protocol::actor_task_done& msg) {
-        auto id = object_id{msg.task, 1};
-        auto refs = msg.result.refs;
-        if (!self->state.cfg.routes->on_done(msg))
-          disown(self, refs);
-        object_ready(self, id);
+      [self](protocol::actor_task_done& msg) { actor_call_done(self, msg); },
+      [self](protocol::actor_tasks_done& batch) {
+        for (auto& msg : batch)
+          actor_call_done(self, msg);
       },
       [self](protocol::resolve_actor_call& msg) {
         auto& st = self->state;

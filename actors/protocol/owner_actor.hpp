@@ -43,4 +43,9 @@ typename Inspector::result_type inspect(Inspector& f, actor_task_done& x) {
            x.result, x.error);
 }
 
+/// actor host -> caller's owner: how several calls of one caller ended, in
+/// the order they ran. A host sends the answers of calls that ran back to
+/// back together, so that an owner takes one message for many.
+using actor_tasks_done = std::vector<actor_task_done>;
+
 } // namespace prism::protocol

@@ -45,6 +45,7 @@ void add_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<actor_ended>("prism.actor_ended");
   cfg.add_message_type<actor_task>("prism.actor_task");
   cfg.add_message_type<actor_task_done>("prism.actor_task_done");
+  cfg.add_message_type<actor_tasks_done>("prism.actor_tasks_done");
   cfg.add_message_type<detail::error_info>("prism.error_info");
   cfg.add_message_type<lease_spillback>("prism.lease_spillback");
   cfg.add_message_type<cluster_view>("prism.cluster_view");

@@ -30,12 +30,13 @@ using message_types = caf::detail::type_list<
     list_nodes, resolve_actor_call, create_actor, subscribe_actor, actor_update,
     lookup_actor, actor_found, kill_actor, locate_actor, actor_location,
     host_actor, actor_started, actor_ended, actor_task, actor_task_done,
-    detail::error_info, lease_spillback, cluster_view, gcs_attach, watch_gcs,
-    gcs_restarted, hosted_actor, std::vector<hosted_actor>, resubscribe_actors,
-    kv_put, kv_get, kv_value, kv_del, kv_keys, query_resources, node_resources,
-    query_task, lease_refused, seal_result, store_object, pull_object,
-    free_object, drop_objects, count_objects, object_store_usage, read_object,
-    put_object, object_freed, adopt_object, add_borrower, remove_borrower>;
+    actor_tasks_done, detail::error_info, lease_spillback, cluster_view,
+    gcs_attach, watch_gcs, gcs_restarted, hosted_actor,
+    std::vector<hosted_actor>, resubscribe_actors, kv_put, kv_get, kv_value,
+    kv_del, kv_keys, query_resources, node_resources, query_task, lease_refused,
+    seal_result, store_object, pull_object, free_object, drop_objects,
+    count_objects, object_store_usage, read_object, put_object, object_freed,
+    adopt_object, add_borrower, remove_borrower>;
 
 /// Registers every message type with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);

@@ -1,6 +1,7 @@
 #include "worker/actor_host.hpp"
 
 #include <deque>
+#include <mutex>
 
 #include <caf/all.hpp>
 
@@ -24,6 +25,7 @@ const std::shared_ptr<spdlog::logger>& shared_logger() {
 }
 
 using ran_atom = caf::atom_constant<caf::atom("ran")>;
+using flush_atom = caf::atom_constant<caf::atom("flush")>;
 
 /// Calls run back to back in one executor job while one at a time is allowed.
 constexpr std::size_t max_batch = 256;
@@ -35,6 +37,16 @@ struct instance_state {
   detail::actor_context ctx;
   std::atomic<bool> exit_requested{false};
   std::string failure;
+
+  /// Answers of calls that ran, which the host sends (see `answer`).
+  struct answer {
+    caf::actor reply_to;
+    protocol::actor_task_done done;
+  };
+  std::mutex answers_mu;
+  std::vector<answer> answers;             // guarded by answers_mu
+  std::vector<detail::contained_ref> held; // guarded by answers_mu
+  bool flush_requested = false;            // guarded by answers_mu
 };
 
 struct host_state {
@@ -61,8 +73,62 @@ void with_actor_context(instance_state& inst, F f) {
   detail::set_thread_runtime(nullptr);
 }
 
-void run_calls(instance_state& inst, const actor_id& actor,
-               std::int32_t incarnation,
+/// Hands the answer of a call to the host, which sends it. A thread that
+/// runs calls back to back does not stop to send each answer: the host
+/// sends all that are waiting when it runs, in a message per caller, and it
+/// runs on a thread of its own, so no answer waits for the calls after it.
+void answer(instance_state& inst, const caf::actor& host,
+            const protocol::actor_task& call, protocol::actor_task_done done,
+            bool last) {
+  // The caller's owner borrows the refs inside the result before it sees
+  // them; this host's references go once the answer is sent.
+  inst.client->register_borrower(done.result.refs, call.task.submitter,
+                                 call.reply_to);
+  bool request = false;
+  {
+    std::lock_guard<std::mutex> guard{inst.answers_mu};
+    inst.held.insert(inst.held.end(), done.result.refs.begin(),
+                     done.result.refs.end());
+    inst.answers.push_back({call.reply_to, std::move(done)});
+    // The last call's thread sends the answers itself, right away.
+    request = !last && !inst.flush_requested;
+    inst.flush_requested = inst.flush_requested || request;
+  }
+  if (request)
+    caf::anon_send(host, flush_atom::value);
+}
+
+/// Sends the answers waiting in `inst`: consecutive answers to one caller
+/// go in one message.
+void send_answers(instance_state& inst) {
+  std::vector<instance_state::answer> answers;
+  std::vector<detail::contained_ref> held;
+  {
+    std::lock_guard<std::mutex> guard{inst.answers_mu};
+    answers.swap(inst.answers);
+    held.swap(inst.held);
+    inst.flush_requested = false;
+  }
+  for (std::size_t i = 0; i < answers.size();) {
+    auto j = i + 1;
+    while (j < answers.size() && answers[j].reply_to == answers[i].reply_to)
+      ++j;
+    if (j == i + 1) {
+      caf::anon_send(answers[i].reply_to, std::move(answers[i].done));
+    } else {
+      protocol::actor_tasks_done batch;
+      batch.reserve(j - i);
+      for (auto k = i; k < j; ++k)
+        batch.push_back(std::move(answers[k].done));
+      caf::anon_send(answers[i].reply_to, std::move(batch));
+    }
+    i = j;
+  }
+  inst.client->release_refs(held);
+}
+
+void run_calls(instance_state& inst, const caf::actor& host,
+               const actor_id& actor, std::int32_t incarnation,
                std::vector<protocol::actor_task>& calls) {
   auto& registry = detail::function_registry::instance();
   with_actor_context(inst, [&] {
@@ -96,12 +162,11 @@ void run_calls(instance_state& inst, const actor_id& actor,
           done.error = error_of_current_exception(call.method);
         }
       }
-      auto refs = done.result.refs;
-      inst.client->register_borrower(refs, call.task.submitter, call.reply_to);
-      caf::anon_send(call.reply_to, std::move(done));
-      inst.client->release_refs(refs);
+      answer(inst, host, call, std::move(done), &call == &calls.back());
     }
   });
+  // The answers still waiting go now, also if the host has ended meanwhile.
+  send_answers(inst);
 }
 
 void construct(host_actor* self) {
@@ -174,7 +239,7 @@ void pump(host_actor* self) {
     st.cfg.pool->submit([inst = st.inst, actor = st.cfg.spec.id,
                          inc = st.cfg.incarnation, me,
                          batch = std::move(batch)]() mutable {
-      run_calls(*inst, actor, inc, batch);
+      run_calls(*inst, me, actor, inc, batch);
       caf::anon_send(me, ran_atom::value, std::int32_t{1});
     });
   }
@@ -203,6 +268,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   oc.directory = st.cfg.directory;
   st.inst->client = std::make_shared<owner_client>(sys, std::move(oc));
   self->attach_functor([inst = st.inst, dir = st.cfg.directory, self_id] {
+    send_answers(*inst);
     dir->remove(self_id);
     detail::error_info err;
     err.code = errc::actor_died;
@@ -227,6 +293,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
                                              caf::actor_cast<caf::actor>(self),
                                              st.cfg.node});
       },
+      [self](flush_atom) { send_answers(*self->state.inst); },
       [self](ran_atom, std::int32_t) {
         auto& st = self->state;
         --st.running;

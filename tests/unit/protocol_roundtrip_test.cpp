@@ -334,6 +334,13 @@ BOOST_AUTO_TEST_CASE(actor_call_messages_roundtrip) {
   auto done2 = roundtrip(sys, done);
   BOOST_TEST((done2.actor == done.actor));
   BOOST_TEST((done2.result == done.result));
+  auto other = done;
+  other.task = task_id{worker_id{unique_id::random()}, 43};
+  auto batch = roundtrip(sys, protocol::actor_tasks_done{done, other});
+  BOOST_REQUIRE(batch.size() == 2u);
+  BOOST_TEST((batch[0].task == done.task));
+  BOOST_TEST((batch[1].task == other.task));
+  BOOST_TEST((batch[1].result == done.result));
   auto resolve = roundtrip(
       sys, protocol::resolve_actor_call{done.actor, spec.id, spec.args});
   BOOST_TEST((resolve.args == spec.args));
@@ -396,7 +403,7 @@ BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
 // Every registered type has a test above; this pins the count so a new
 // message type cannot be added without one.
 BOOST_AUTO_TEST_CASE(every_message_type_is_covered) {
-  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 67u);
+  BOOST_TEST(caf::detail::tl_size<protocol::message_types>::value == 68u);
 }
 
 // A truncated message is refused, never a crash: CAF 0.17 reports an error or
