@@ -136,6 +136,7 @@ void embedded_cluster::start_control_store() {
   kc.endpoint = gcs_;
   kc.open_storage = open;
   kc.recovery_grace = std::chrono::milliseconds{cfg_.gcs_recovery_grace_ms};
+  kc.max_dead_actors = cfg_.gcs_max_dead_actors;
   keeper_ = spawn_gcs_keeper(*sys_, std::move(kc), std::move(storage));
 }
 

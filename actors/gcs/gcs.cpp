@@ -27,6 +27,7 @@ using internal::actor_state;
 
 using committed_atom = caf::atom_constant<caf::atom("committed")>;
 using grace_atom = caf::atom_constant<caf::atom("grace_end")>;
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
 
 struct job_entry {
   worker_id driver;
@@ -91,6 +92,11 @@ struct gcs_state {
   std::unordered_map<caf::actor_addr, std::vector<actor_id>> by_owner;
   /// Actors no node can host now, placed when one can.
   std::vector<actor_id> unplaced;
+  /// Dead actors, those that died first in front; past `max_dead` the first
+  /// are forgotten.
+  std::deque<actor_id> dead;
+  std::size_t max_dead = 100000;
+  bool forget_scheduled = false;
 
   // -- storage ----------------------------------------------------------------
   std::shared_ptr<gcs_storage> storage;
@@ -369,6 +375,41 @@ void place_unplaced(gcs_actor* self) {
       place(self, a->second);
 }
 
+/// Keeps dead actor `id` among the remembered ones; past the limit, those
+/// that died first are forgotten soon after (not here: callers may be
+/// walking the table).
+void remember_dead(gcs_actor* self, const actor_id& id) {
+  auto& st = self->state;
+  st.dead.push_back(id);
+  if (st.dead.size() > st.max_dead && !st.forget_scheduled) {
+    st.forget_scheduled = true;
+    self->send(self, forget_atom::value);
+  }
+}
+
+/// Forgets the dead actors that died first, past the limit.
+void forget_dead(gcs_actor* self) {
+  auto& st = self->state;
+  st.forget_scheduled = false;
+  persistence::write_batch b;
+  std::size_t forgotten = 0;
+  while (st.dead.size() > st.max_dead) {
+    auto id = st.dead.front();
+    st.dead.pop_front();
+    auto a = st.actors.find(id);
+    if (a == st.actors.end() || a->second.state != actor_state::dead)
+      continue;
+    st.actors.erase(a);
+    b.del_actor(id);
+    ++forgotten;
+  }
+  if (forgotten > 0) {
+    st.log->debug("forgot {} dead actors (gcs_max_dead_actors {})", forgotten,
+                  st.max_dead);
+    commit(self, std::move(b));
+  }
+}
+
 void mark_dead(gcs_actor* self, actor_entry& a, const std::string& cause) {
   auto& st = self->state;
   if (a.state == actor_state::dead)
@@ -397,6 +438,7 @@ void mark_dead(gcs_actor* self, actor_entry& a, const std::string& cause) {
   }
   commit(self, std::move(b));
   publish(self, a);
+  remember_dead(self, a.spec.id);
 }
 
 // The instance of `a` is gone: restart it if it may, else it is dead.
@@ -630,8 +672,10 @@ void recover(gcs_actor* self, const gcs_config& cfg) {
       a.spec.detached = r.detached;
       a.spec.owner = r.owner;
     }
-    if (a.state == actor_state::dead)
+    if (a.state == actor_state::dead) {
+      remember_dead(self, a.spec.id);
       continue;
+    }
     if (!spec) {
       mark_dead(self, a,
                 "its creation spec in the control store is unreadable");
@@ -739,7 +783,10 @@ void resubscribe(gcs_actor* self, protocol::resubscribe_actors& msg) {
       protocol::actor_update u;
       u.actor = id;
       u.state = actor_state::dead;
-      u.death_cause = "no such actor is known to the control store";
+      u.death_cause =
+          "the control store knows no such actor (it never existed, or "
+          "it died long ago and was forgotten: see "
+          "gcs_max_dead_actors)";
       send_when_durable(self, msg.owner, caf::make_message(u));
       continue;
     }
@@ -794,6 +841,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
   auto& st = self->state;
   st.log = component_logger("gcs");
   st.storage = cfg.storage;
+  st.max_dead = cfg.max_dead_actors;
   install_default_handlers(self, st.log);
   if (st.storage) {
     st.storage->set_listener(
@@ -833,6 +881,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         on_committed(self, up_to, failure);
       },
       [self](grace_atom) { end_grace(self); },
+      [self](forget_atom) { forget_dead(self); },
       // -- nodes and jobs ---------------------------------------------------
       [self](protocol::add_node& msg) { node_added(self, msg); },
       [self](const protocol::start_job& msg) {
@@ -937,7 +986,10 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
           protocol::actor_update u;
           u.actor = msg.actor;
           u.state = actor_state::dead;
-          u.death_cause = "no such actor is known to the control store";
+          u.death_cause =
+              "the control store knows no such actor (it never existed, or "
+              "it died long ago and was forgotten: see "
+              "gcs_max_dead_actors)";
           send_when_durable(self, msg.subscriber, caf::make_message(u));
           return;
         }

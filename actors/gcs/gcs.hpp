@@ -4,6 +4,7 @@
 #include <caf/actor_system.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,6 +31,8 @@ struct gcs_config {
   gcs_start start = gcs_start::fresh_cluster;
   /// After a restart: how long nodes and owners have to report back.
   std::chrono::milliseconds recovery_grace{2000};
+  /// How many dead actors it keeps; it forgets those that died first.
+  std::size_t max_dead_actors = 100000;
 };
 
 /// Spawns the control store: the registry of nodes, jobs, actors and the
@@ -67,6 +70,8 @@ struct gcs_keeper_config {
   std::function<std::shared_ptr<gcs_storage>()> open_storage;
   /// After a restart: how long nodes and owners have to report back.
   std::chrono::milliseconds recovery_grace{2000};
+  /// How many dead actors each control store keeps.
+  std::size_t max_dead_actors = 100000;
   /// The longest wait between two attempts to open a failed storage.
   std::chrono::milliseconds max_backoff{1000};
 };

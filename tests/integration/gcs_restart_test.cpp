@@ -11,6 +11,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cluster_fixture.hpp"
 
@@ -287,6 +288,42 @@ BOOST_AUTO_TEST_CASE(a_call_needing_the_gcs_fails_typed_after_the_deadline) {
   }
   cluster.start_gcs();
   BOOST_TEST(!prism::get_actor<tally>("anyone").has_value());
+}
+
+// -- what the control store remembers ----------------------------------------
+
+BOOST_AUTO_TEST_CASE(the_control_store_forgets_the_actors_that_died_first) {
+  auto cfg = grace_config(5000);
+  cfg.gcs_max_dead_actors = 2;
+  prism::testing::local_cluster cluster{{{{"CPU", 2}}}, cfg};
+  std::vector<tally_handle> actors;
+  for (int i = 0; i < 4; ++i) {
+    actors.push_back(prism::actor(tally::create).remote(0));
+    BOOST_REQUIRE(call_add(actors.back(), 1) == 1);
+  }
+  for (auto& h : actors)
+    prism::kill(h);
+  // Each call of a dead actor asks the control store why it died.
+  auto cause = [](const tally_handle& h) {
+    return prism_test::actor_died_message(h.task(&tally::add).remote(1))
+        .value_or("(it answered)");
+  };
+  auto forgotten = [&](const tally_handle& h) {
+    return cause(h).find("forgotten") != std::string::npos;
+  };
+  auto killed = [&](const tally_handle& h) {
+    return cause(h).find("prism::kill") != std::string::npos;
+  };
+  BOOST_TEST(wait_until([&] { return forgotten(actors[0]); }));
+  BOOST_TEST(forgotten(actors[1]));
+  BOOST_TEST(killed(actors[2]));
+  BOOST_TEST(killed(actors[3]));
+  // The storage forgot them too: a restarted control store knows the same.
+  cluster.restart_gcs();
+  BOOST_TEST(forgotten(actors[0]));
+  BOOST_TEST(forgotten(actors[1]));
+  BOOST_TEST(killed(actors[2]));
+  BOOST_TEST(killed(actors[3]));
 }
 
 // -- the whole cluster

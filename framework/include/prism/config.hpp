@@ -65,6 +65,11 @@ struct config {
   /// report back before the actors they held are restarted (or, for an
   /// owner's non-detached actors, end).
   std::uint32_t gcs_recovery_grace_ms = 2000;
+  /// How many dead actors the control store remembers, with their cause of
+  /// death; past it, it forgets those that died first, also in its storage.
+  /// A call to a forgotten actor fails with `actor_died_error` saying that
+  /// the control store does not know the actor.
+  std::uint32_t gcs_max_dead_actors = 100000;
 };
 
 } // namespace prism
