@@ -104,6 +104,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
     start_control_store();
     for (auto& n : nodes)
       add_node(n);
+    await_views();
     start_adopter();
     driver_ = make_driver(cfg.ns.empty() ? anonymous_namespace() : cfg.ns);
   } catch (...) {
@@ -482,6 +483,24 @@ std::string embedded_cluster::task_state(const task_id& id) {
   return result;
 }
 
+void embedded_cluster::await_views() {
+  // A raylet that does not know a node yet drops a soft pin to it: a task
+  // pinned softly to a node right after it joined could run elsewhere.
+  auto deadline = std::chrono::steady_clock::now() + control_timeout;
+  caf::scoped_actor self{*sys_};
+  for (;;) {
+    auto raylets = live_raylets();
+    bool all = true;
+    for (auto& r : raylets)
+      self->request(r, control_timeout, view_size_atom::value)
+          .receive([&](std::uint64_t n) { all = all && n >= raylets.size(); },
+                   [&](caf::error&) { all = false; });
+    if (all || std::chrono::steady_clock::now() > deadline)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+}
+
 std::size_t embedded_cluster::num_workers() {
   auto raylets = live_raylets();
   caf::scoped_actor self{*sys_};
@@ -646,7 +665,9 @@ std::vector<node_id> local_cluster::alive_nodes() const {
 
 node_id local_cluster::add_node(const resource_map& resources) {
   std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().add_node(resources);
+  auto id = actors::running_cluster().add_node(resources);
+  actors::running_cluster().await_views();
+  return id;
 }
 
 bool local_cluster::kill_node(const node_id& id) {

@@ -83,6 +83,10 @@ public:
   /// Live workers on all nodes.
   std::size_t num_workers();
 
+  /// Returns once every live raylet's cluster view holds every live node
+  /// (or after `control_timeout`).
+  void await_views();
+
   /// Kills the control store as a crash would: what it had not made
   /// durable is lost; messages to it wait at its endpoint. Returns once it
   /// is gone. False if it was not running.

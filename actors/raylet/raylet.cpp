@@ -1,5 +1,6 @@
 #include "raylet/raylet.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <random>
 #include <unordered_map>
@@ -465,6 +466,11 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());
+      },
+      [self](view_size_atom) {
+        auto& view = self->state.view;
+        return static_cast<std::uint64_t>(std::count_if(
+            view.begin(), view.end(), [](const auto& n) { return n.alive; }));
       },
       [self](protocol::host_actor& msg) {
         auto& st = self->state;

@@ -5,6 +5,7 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
 
 #include "owner/owner_directory.hpp"
 #include "prism/ids.hpp"
@@ -35,5 +36,9 @@ struct raylet_config {
 /// worker dies, and hosts the actors the control store places on the node.
 /// Its workers and actors die with it.
 caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg);
+
+/// Asks a raylet how many live nodes its cluster view holds (std::uint64_t),
+/// itself included once the control store has told it.
+using view_size_atom = caf::atom_constant<caf::atom("view_size")>;
 
 } // namespace prism::actors
