@@ -15,6 +15,7 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include "log_check.hpp"
 #include "record_codec.hpp"
 #include "recovery.hpp"
 #include "store_layout.hpp"
@@ -121,12 +122,45 @@ std::uint32_t parse_version(const std::string& text, const std::string& path) {
   return v;
 }
 
-/// Checks the store at `path` without writing to it: it must list its
-/// column families, open read-only, have this build's schema version (or no
-/// version and no records) and, if asked, pass a full checksum check.
-/// Returns whether the version must still be written.
+/// Reads the store's write-ahead logs and throws if acknowledged writes
+/// follow damage in them: RocksDB's recovery would drop those writes with
+/// the damage. A torn last record, which a crash leaves, is fine.
+void check_logs_before_open(const std::string& path,
+                            const std::shared_ptr<spdlog::logger>& log) {
+  // The MANIFEST first: RocksDB forgets, without a word, the edits after a
+  // damaged length in its last block. No repair drops that.
+  auto manifest = check_manifest(path);
+  if (manifest.damaged_in_the_middle()) {
+    const auto& d = *manifest.damage;
+    throw store_error("control store at " + path + ": " + describe(manifest) +
+                          ". Refusing to open it: nothing was changed. "
+                          "Restore the store from a backup.",
+                      d.file, d.offset);
+  }
+  auto logs = check_logs(path);
+  if (logs.torn_tail())
+    log->warn("control store at {}: {}", path, describe(logs));
+  if (!logs.damaged_in_the_middle())
+    return;
+  const auto& d = *logs.damage;
+  throw store_error("control store at " + path + ": " + describe(logs) +
+                        ". Refusing to open it: nothing was changed. `prism "
+                        "store check " +
+                        path +
+                        "` lists the writes after the damage; `prism store "
+                        "repair` drops them.",
+                    d.file, d.offset);
+}
+
+/// Checks the store at `path` without writing to it: its logs must have no
+/// damage followed by intact records, it must list its column families,
+/// open read-only, have this build's schema version (or no version and no
+/// records) and, if asked, pass a full checksum check. Returns whether the
+/// version must still be written.
 found_version probe(const rocksdb::Options& base, const std::string& path,
-                    bool verify_checksums) {
+                    bool verify_checksums, bool logs = true) {
+  if (logs)
+    check_logs_before_open(path, store_log());
   std::vector<std::string> names;
   auto s = rocksdb::DB::ListColumnFamilies(base, path, &names);
   if (!s.ok())
@@ -349,6 +383,18 @@ control_store control_store::open(const store_options& opts) {
   }
   st->log->info("opened control store at {} in {} ms", path, ms_since(start));
   return control_store{std::move(st)};
+}
+
+void control_store::verify(const store_options& opts, bool logs) {
+  rocksdb::Env* env = opts.env != nullptr ? opts.env : rocksdb::Env::Default();
+  std::unique_ptr<rocksdb::Env> owned_env;
+  if (opts.file_system) {
+    owned_env = rocksdb::NewCompositeEnv(opts.file_system);
+    env = owned_env.get();
+  }
+  if (!store_exists(env, opts.path))
+    throw store_error(kind::not_found, "no control store at " + opts.path);
+  probe(base_options(env), opts.path, opts.verify_checksums, logs);
 }
 
 void control_store::close() {

@@ -127,6 +127,13 @@ public:
   /// as it was: not a byte of it is written.
   [[nodiscard]] static control_store open(const store_options& opts);
 
+  /// Runs every check `open` runs on an existing store, without opening it
+  /// for writing: not a byte of the store changes. Returns normally if
+  /// `open` would accept it; throws the `store_error` that `open` would.
+  /// With `logs` false it skips the check of the write-ahead logs, for a
+  /// repair that reads them itself and needs to know what else is wrong.
+  static void verify(const store_options& opts, bool logs = true);
+
   control_store(control_store&&) noexcept;
   control_store& operator=(control_store&&) noexcept;
   ~control_store();

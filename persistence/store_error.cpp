@@ -1,5 +1,7 @@
 #include "store_error.hpp"
 
+#include <utility>
+
 namespace prism::persistence {
 
 store_error::store_error(kind_t kind, const std::string& message)
@@ -7,6 +9,13 @@ store_error::store_error(kind_t kind, const std::string& message)
                                              : errc::internal,
             message),
       kind_(kind) {}
+
+store_error::store_error(const std::string& message, std::string file,
+                         std::uint64_t offset)
+    : store_error(kind_t::corrupt, message) {
+  file_ = std::move(file);
+  offset_ = offset;
+}
 
 const char* to_string(store_error::kind_t kind) noexcept {
   switch (kind) {

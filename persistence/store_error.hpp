@@ -31,13 +31,31 @@ public:
 
   store_error(kind_t kind, const std::string& message);
 
+  /// A `corrupt` store whose damage is at `offset` in `file` (a name within
+  /// the store's directory).
+  store_error(const std::string& message, std::string file,
+              std::uint64_t offset);
+
   /// The kind of failure.
   kind_t kind() const noexcept {
     return kind_;
   }
 
+  /// The damaged file's name, if the damage is in one known file; else
+  /// empty.
+  const std::string& file() const noexcept {
+    return file_;
+  }
+
+  /// The byte offset of the damage in `file()`.
+  std::uint64_t offset() const noexcept {
+    return offset_;
+  }
+
 private:
   kind_t kind_;
+  std::string file_;
+  std::uint64_t offset_ = 0;
 };
 
 /// Returns a short, stable name for `kind`, e.g. "wrong_schema_version".

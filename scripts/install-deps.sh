@@ -19,6 +19,7 @@ packages=(
   libspdlog-dev
   libfmt-dev
   libboost-test-dev
+  libcli11-dev
   libjemalloc-dev
   clang-format
 )

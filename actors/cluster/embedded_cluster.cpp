@@ -70,8 +70,11 @@ std::shared_ptr<gcs_storage> open_gcs_storage(const std::string& path,
   try {
     return gcs_storage::open(path, sync);
   } catch (const persistence::store_error& e) {
-    throw invalid_argument_error("the control store's tables at '" + path +
-                                 "' cannot be used: " + e.what());
+    auto what = "the control store's tables at '" + path +
+                "' cannot be used: " + e.what();
+    if (e.kind() == persistence::store_error::kind_t::corrupt)
+      throw storage_corrupt_error(what, path, e.file(), e.offset());
+    throw invalid_argument_error(what);
   }
 }
 

@@ -38,6 +38,8 @@ const char* to_string(errc code) noexcept {
     return "object_lost";
   case errc::reconstruction_failed:
     return "reconstruction_failed";
+  case errc::storage_corrupt:
+    return "storage_corrupt";
   }
   return "unknown";
 }

@@ -387,8 +387,9 @@ BOOST_AUTO_TEST_CASE(a_damaged_store_is_refused_and_left_untouched) {
     prism::init(cfg);
     prism::shutdown();
     BOOST_FAIL("a damaged store was opened");
-  } catch (const prism::invalid_argument_error& e) {
+  } catch (const prism::storage_corrupt_error& e) {
     BOOST_TEST(std::string{e.what()}.find(dir.path) != std::string::npos);
+    BOOST_TEST(e.path() == dir.path);
   }
   BOOST_TEST(!prism::is_initialized());
   std::ifstream kept{dir.path + "/CURRENT"};

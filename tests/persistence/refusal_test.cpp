@@ -49,28 +49,6 @@ kind refusal_kind(const std::string& path, const std::string& needle,
   return kind::io;
 }
 
-void write_file(const fs::path& p, const std::string& bytes) {
-  std::ofstream out{p, std::ios::binary | std::ios::trunc};
-  out << bytes;
-}
-
-fs::path file_matching(const std::string& dir, const std::string& prefix,
-                       const std::string& suffix = "") {
-  fs::path best;
-  std::uintmax_t best_size = 0;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    auto name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.size() >= suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-        e.file_size() >= best_size) {
-      best = e.path();
-      best_size = e.file_size();
-    }
-  }
-  BOOST_REQUIRE_MESSAGE(!best.empty(), "no " << prefix << "*" << suffix);
-  return best;
-}
-
 void set_version(const std::string& path, const std::string& version) {
   raw_store raw{path};
   raw.put("default", std::string{layout::schema_version_key}, version);

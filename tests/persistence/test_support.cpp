@@ -1,5 +1,7 @@
 #include "test_support.hpp"
 
+#include <boost/test/unit_test.hpp>
+
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -40,6 +42,29 @@ store_options options_for(const std::string& path) {
   store_options opts;
   opts.path = path;
   return opts;
+}
+
+void write_file(const std::filesystem::path& p, const std::string& bytes) {
+  std::ofstream out{p, std::ios::binary | std::ios::trunc};
+  out << bytes;
+}
+
+std::filesystem::path file_matching(const std::string& dir,
+                                    const std::string& prefix,
+                                    const std::string& suffix) {
+  std::filesystem::path best;
+  std::uintmax_t best_size = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    auto name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        e.file_size() >= best_size) {
+      best = e.path();
+      best_size = e.file_size();
+    }
+  }
+  BOOST_REQUIRE_MESSAGE(!best.empty(), "no " << prefix << "*" << suffix);
+  return best;
 }
 
 // -- sample records -----------------------------------------------------------

@@ -58,6 +58,16 @@ void register_actor(control_store& store, const actor_record& a);
 using fingerprint = std::map<std::string, std::string>;
 fingerprint fingerprint_of(const std::string& dir);
 
+/// Writes `bytes` to `p`, replacing what it held.
+void write_file(const std::filesystem::path& p, const std::string& bytes);
+
+/// The largest file in `dir` whose name starts with `prefix` and ends with
+/// `suffix` (the newest log, the table file with the most records). Fails
+/// the test if there is none.
+std::filesystem::path file_matching(const std::string& dir,
+                                    const std::string& prefix,
+                                    const std::string& suffix = "");
+
 /// A store opened with RocksDB directly, every column family included, to
 /// read and damage what the control store wrote.
 class raw_store {

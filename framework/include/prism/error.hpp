@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace prism {
 
@@ -46,6 +47,9 @@ enum class errc : std::uint8_t {
   /// Every copy of a task's result was lost, and running the task again to
   /// rebuild it failed or had no retries left. Not retryable.
   reconstruction_failed,
+  /// The control store's tables on disk are damaged, and were refused as
+  /// they are. Not retryable: an operator checks and repairs them.
+  storage_corrupt,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -199,6 +203,42 @@ class reconstruction_failed_error : public error {
 public:
   explicit reconstruction_failed_error(const std::string& message)
       : error(errc::reconstruction_failed, message) {}
+};
+
+/// The control store's tables at `config::storage_path` are damaged, so
+/// `init` refused them. Not a byte of them was changed. `prism store check
+/// DIR` tells what is damaged, and `prism store repair DIR` what a repair
+/// would drop (README, "Damaged storage").
+class storage_corrupt_error : public error {
+public:
+  /// `file` and `offset` locate the damage, when it is known where it is.
+  storage_corrupt_error(const std::string& message, std::string path,
+                        std::string file = {}, std::uint64_t offset = 0)
+      : error(errc::storage_corrupt, message),
+        path_(std::move(path)),
+        file_(std::move(file)),
+        offset_(offset) {}
+
+  /// The store's directory.
+  const std::string& path() const noexcept {
+    return path_;
+  }
+
+  /// The damaged file's name within `path()`, e.g. "000012.log"; empty if
+  /// the damage is not in one known file.
+  const std::string& file() const noexcept {
+    return file_;
+  }
+
+  /// The byte offset of the damage in `file()`; 0 if `file()` is empty.
+  std::uint64_t offset() const noexcept {
+    return offset_;
+  }
+
+private:
+  std::string path_;
+  std::string file_;
+  std::uint64_t offset_;
 };
 
 /// An API call needs a running Prism (`prism::init`).
