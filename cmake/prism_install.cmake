@@ -14,7 +14,7 @@ include(CMakePackageConfigHelpers)
 
 set(PRISM_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/prism")
 
-install(TARGETS prism
+install(TARGETS prism prism_testing
   EXPORT prismTargets
   ARCHIVE DESTINATION "${CMAKE_INSTALL_LIBDIR}"
   LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}"

@@ -20,7 +20,6 @@
 #include "prism/client.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "prism/task.hpp"
-#include "prism/testing.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
@@ -531,8 +530,6 @@ std::mutex& cluster_mutex() {
   return cluster_mu;
 }
 
-namespace {
-
 void start_cluster(const config& cfg, std::vector<resource_map> nodes) {
   std::lock_guard<std::mutex> guard{cluster_mu};
   if (cluster)
@@ -563,8 +560,6 @@ void stop_cluster() {
   }
   c.reset();
 }
-
-} // namespace
 
 } // namespace prism::actors
 
@@ -610,126 +605,5 @@ void client::shutdown() {
   if (actors::cluster)
     actors::cluster->end_job(static_cast<actors::owner_client&>(*rt));
 }
-
-namespace testing {
-
-bool kill_worker(const worker_id& id) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().kill_worker(id);
-}
-
-std::uint64_t objects_rebuilt() {
-  return actors::objects_rebuilt();
-}
-
-std::int64_t objects_in_scope() {
-  return internal::memory_store::live_entries();
-}
-
-std::vector<resource_map> pending_infeasible() {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().pending_infeasible();
-}
-
-std::string task_state(const object_id& result) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().task_state(result.task);
-}
-
-std::size_t num_workers() {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().num_workers();
-}
-
-std::string storage_path() {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().storage_path();
-}
-
-local_cluster::local_cluster(std::vector<resource_map> nodes, config base) {
-  if (nodes.empty())
-    throw invalid_argument_error("a local_cluster needs at least one node");
-  actors::start_cluster(base, std::move(nodes));
-}
-
-local_cluster::~local_cluster() {
-  actors::stop_cluster();
-}
-
-node_id local_cluster::node(std::size_t i) const {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().node(i);
-}
-
-std::vector<node_id> local_cluster::alive_nodes() const {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().alive_nodes();
-}
-
-node_id local_cluster::add_node(const resource_map& resources) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  auto id = actors::running_cluster().add_node(resources);
-  actors::running_cluster().await_views();
-  return id;
-}
-
-bool local_cluster::kill_node(const node_id& id) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().kill_node(id);
-}
-
-bool local_cluster::kill_worker(const worker_id& id) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().kill_worker(id);
-}
-
-void local_cluster::stop_gcs() {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  actors::running_cluster().stop_gcs();
-}
-
-void local_cluster::start_gcs() {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  actors::running_cluster().start_gcs();
-}
-
-void local_cluster::restart_gcs() {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  auto& c = actors::running_cluster();
-  c.stop_gcs();
-  c.start_gcs();
-}
-
-bool local_cluster::kill_actor(const actor_id& id) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().kill_actor(id);
-}
-
-std::optional<resource_map>
-local_cluster::available_resources(const node_id& id) const {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().available_resources(id);
-}
-
-std::optional<node_id> local_cluster::actor_node(const actor_id& id) const {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().actor_node(id);
-}
-
-std::optional<local_cluster::store_usage>
-local_cluster::object_store(const node_id& id) const {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  auto r = actors::running_cluster().object_store(id);
-  if (!r)
-    return std::nullopt;
-  return store_usage{r->first, r->second};
-}
-
-std::optional<std::size_t> local_cluster::drop_objects(const node_id& id) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mu};
-  return actors::running_cluster().drop_objects(id);
-}
-
-} // namespace testing
 
 } // namespace prism

@@ -159,4 +159,12 @@ embedded_cluster& running_cluster();
 /// Guards the process's one running cluster.
 std::mutex& cluster_mutex();
 
+/// Starts the process's one cluster with a node per entry of `nodes`.
+/// Throws if one runs already, if `cfg` is malformed, or if a static
+/// registration failed.
+void start_cluster(const config& cfg, std::vector<resource_map> nodes);
+
+/// Stops the running cluster, if any.
+void stop_cluster();
+
 } // namespace prism::actors

@@ -44,11 +44,3 @@ std::uint64_t illegal_task_transitions() noexcept {
 }
 
 } // namespace prism::internal
-
-namespace prism::testing {
-
-std::uint64_t illegal_task_transitions() {
-  return internal::illegal_task_transitions();
-}
-
-} // namespace prism::testing
