@@ -19,6 +19,7 @@
 #include "prism/api.hpp"
 #include "prism/client.hpp"
 #include "prism/detail/function_registry.hpp"
+#include "prism/internal/thread_annotations.hpp"
 #include "prism/task.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -516,7 +517,7 @@ std::size_t embedded_cluster::num_workers() {
 namespace {
 
 std::mutex cluster_mu;
-std::unique_ptr<embedded_cluster> cluster; // guarded by cluster_mu
+std::unique_ptr<embedded_cluster> cluster GUARDED_BY(cluster_mu);
 
 } // namespace
 

@@ -13,6 +13,7 @@
 #include "owner/owner_client.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
+#include "prism/internal/thread_annotations.hpp"
 #include "worker/executor.hpp"
 
 namespace prism::actors {
@@ -147,8 +148,8 @@ private:
   /// Whether the storage is a temporary directory that `stop` removes.
   bool temporary_storage_ = false;
   mutable std::mutex mu_;
-  std::vector<node_entry> nodes_;                    // guarded by mu_
-  std::vector<std::weak_ptr<owner_client>> drivers_; // guarded by mu_
+  std::vector<node_entry> nodes_ GUARDED_BY(mu_);
+  std::vector<std::weak_ptr<owner_client>> drivers_ GUARDED_BY(mu_);
   std::shared_ptr<owner_client> driver_;
 };
 

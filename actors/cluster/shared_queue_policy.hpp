@@ -27,6 +27,7 @@
 #include <caf/scheduler/coordinator.hpp>
 
 #include "common/spin_wait.hpp"
+#include "prism/internal/thread_annotations.hpp"
 
 namespace prism::actors {
 
@@ -44,8 +45,8 @@ public:
 
     std::mutex mu;
     std::condition_variable cv;
-    std::deque<caf::resumable*> queue; // guarded by mu
-    std::size_t sleepers = 0;          // guarded by mu
+    std::deque<caf::resumable*> queue GUARDED_BY(mu);
+    std::size_t sleepers GUARDED_BY(mu) = 0;
     /// The size of `queue`, read without the lock by spinning threads.
     std::atomic<std::size_t> size{0};
     /// Threads looking for work without sleeping: a job enqueued meanwhile

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "prism/internal/thread_annotations.hpp"
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 namespace prism::actors {
@@ -10,7 +11,7 @@ namespace prism::actors {
 namespace {
 
 std::mutex mu;
-spdlog::level::level_enum current_level = spdlog::level::warn; // guarded by mu
+spdlog::level::level_enum current_level GUARDED_BY(mu) = spdlog::level::warn;
 
 } // namespace
 

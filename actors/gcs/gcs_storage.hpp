@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "control_store.hpp"
+#include "prism/internal/thread_annotations.hpp"
 
 namespace prism::actors {
 
@@ -76,11 +77,11 @@ private:
   persistence::recovery recovered_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<persistence::write_batch> queue_; // guarded by mu_
-  std::uint64_t submitted_ = 0;                // guarded by mu_
-  listener listener_;                          // guarded by mu_
-  bool stopping_ = false;                      // guarded by mu_
-  bool drain_ = true;                          // guarded by mu_
+  std::deque<persistence::write_batch> queue_ GUARDED_BY(mu_);
+  std::uint64_t submitted_ GUARDED_BY(mu_) = 0;
+  listener listener_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool drain_ GUARDED_BY(mu_) = true;
   /// The first write failure; set and read by the writer thread only.
   std::string failed_;
   std::thread writer_;

@@ -12,6 +12,7 @@
 
 #include "prism/internal/actor_spec.hpp"
 #include "prism/internal/memory_store.hpp"
+#include "prism/internal/thread_annotations.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -88,23 +89,23 @@ private:
     std::optional<protocol::create_actor> creation;
   };
 
-  route& route_of(const actor_id& actor); // REQUIRES: mu_ held
-  void pump(route& r);                    // REQUIRES: mu_ held
+  route& route_of(const actor_id& actor) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void pump(route& r) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Sends `c` to the actor's host and keeps it in flight; the message is
   /// kept whole only if the call may be sent again (max_task_retries).
-  void send(route& r, call&& c); // REQUIRES: mu_ held
+  void send(route& r, call&& c) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void fail(call& c, const detail::error_info& err);
   /// Results failed during one `on_update`, which returns them.
-  std::vector<object_id> failed_; // guarded by mu_
-  bool collecting_ = false;       // guarded by mu_
+  std::vector<object_id> failed_ GUARDED_BY(mu_);
+  bool collecting_ GUARDED_BY(mu_) = false;
   void release(call& c);
   detail::error_info died(const actor_id& actor, const route& r) const;
 
   std::shared_ptr<internal::memory_store> store_;
   std::mutex mu_;
-  caf::actor owner_;                           // guarded by mu_
-  caf::actor gcs_;                             // guarded by mu_
-  std::unordered_map<actor_id, route> routes_; // guarded by mu_
+  caf::actor owner_ GUARDED_BY(mu_);
+  caf::actor gcs_ GUARDED_BY(mu_);
+  std::unordered_map<actor_id, route> routes_ GUARDED_BY(mu_);
 };
 
 } // namespace prism::actors

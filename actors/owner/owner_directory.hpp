@@ -6,6 +6,7 @@
 #include <caf/actor.hpp>
 
 #include "prism/ids.hpp"
+#include "prism/internal/thread_annotations.hpp"
 
 namespace prism::actors {
 
@@ -57,9 +58,13 @@ public:
   }
 
 private:
+  /// Lock order: taken after a memory store's lock (a store's hook looks
+  /// owners up here while it holds its own, memory_store.hpp), never before
+  /// it: nothing here calls into a memory store, and `for_each`'s `f` must
+  /// not either.
   mutable std::mutex mu_;
-  caf::actor adopter_;                               // guarded by mu_
-  std::unordered_map<worker_id, caf::actor> owners_; // guarded by mu_
+  caf::actor adopter_ GUARDED_BY(mu_);
+  std::unordered_map<worker_id, caf::actor> owners_ GUARDED_BY(mu_);
 };
 
 } // namespace prism::actors

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "prism/internal/thread_annotations.hpp"
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -57,7 +58,7 @@ public:
 private:
   void run();
   void watch();
-  void grow_if_starved(); // REQUIRES: mu_ held
+  void grow_if_starved() EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Looks for a queued job without sleeping, for up to `spin_time`.
   /// Returns with mu_ held.
   void spin(std::unique_lock<std::mutex>& guard);
@@ -65,18 +66,18 @@ private:
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::condition_variable watch_cv_;
-  std::deque<job> jobs_;             // guarded by mu_
-  std::vector<std::thread> threads_; // guarded by mu_
-  std::size_t idle_ = 0;             // guarded by mu_
-  std::size_t sleepers_ = 0;         // guarded by mu_
+  std::deque<job> jobs_ GUARDED_BY(mu_);
+  std::vector<std::thread> threads_ GUARDED_BY(mu_);
+  std::size_t idle_ GUARDED_BY(mu_) = 0;
+  std::size_t sleepers_ GUARDED_BY(mu_) = 0;
   /// The size of jobs_, read without the lock by spinning threads.
   std::atomic<std::size_t> queued_{0};
   /// Idle threads looking for work awake: a job submitted meanwhile needs
   /// no wake-up.
   std::atomic<std::size_t> spinners_{0};
-  std::size_t blocked_ = 0;        // guarded by mu_
-  std::uint64_t started_jobs_ = 0; // guarded by mu_
-  bool stopping_ = false;          // guarded by mu_
+  std::size_t blocked_ GUARDED_BY(mu_) = 0;
+  std::uint64_t started_jobs_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
   std::size_t min_threads_;
   std::size_t max_threads_;
   std::thread watchdog_;

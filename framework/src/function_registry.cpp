@@ -4,15 +4,16 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "prism/internal/thread_annotations.hpp"
 #include "prism/task.hpp"
 
 namespace prism::detail {
 
 struct function_registry::impl {
   mutable std::mutex mu;
-  std::unordered_map<std::string, entry> by_name;      // guarded by mu
-  std::unordered_map<std::string, std::string> by_key; // guarded by mu
-  std::vector<std::string> static_errors;              // guarded by mu
+  std::unordered_map<std::string, entry> by_name GUARDED_BY(mu);
+  std::unordered_map<std::string, std::string> by_key GUARDED_BY(mu);
+  std::vector<std::string> static_errors GUARDED_BY(mu);
 };
 
 function_registry& function_registry::instance() {

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "prism/api.hpp"
+#include "prism/internal/thread_annotations.hpp"
 
 namespace prism::detail {
 
@@ -16,7 +17,7 @@ thread_local ref_capture* thread_capture = nullptr;
 
 struct driver_slot {
   std::mutex mu;
-  std::shared_ptr<runtime> rt; // guarded by mu
+  std::shared_ptr<runtime> rt GUARDED_BY(mu);
 };
 
 driver_slot& driver() {

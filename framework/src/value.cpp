@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include "prism/internal/thread_annotations.hpp"
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -32,7 +33,7 @@ std::uint64_t fnv1a(const char* s) {
 
 struct tag_names {
   std::mutex mu;
-  std::unordered_map<std::uint64_t, std::string> names; // guarded by mu
+  std::unordered_map<std::uint64_t, std::string> names GUARDED_BY(mu);
 };
 
 tag_names& names() {

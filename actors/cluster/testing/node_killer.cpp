@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "prism/internal/thread_annotations.hpp"
 #include "prism/testing.hpp"
 
 namespace prism::testing {
@@ -16,7 +17,7 @@ struct node_killer::impl {
   std::mt19937 rng;
   std::mutex mu;
   std::condition_variable cv;
-  bool stopping = false; // guarded by mu
+  bool stopping GUARDED_BY(mu) = false;
   std::atomic<int> kills{0};
   std::thread thread;
 

@@ -233,7 +233,8 @@ actor_creator<R (*)(Args...)> actor(R (*factory)(Args...)) {
 /// Returns the live actor named `name` in the caller's namespace, or nothing.
 /// Throws `type_mismatch_error` if that actor is not a `T`.
 template <class T>
-std::optional<actor_handle<T>> get_actor(const std::string& name) {
+[[nodiscard]] std::optional<actor_handle<T>>
+get_actor(const std::string& name) {
   auto id = detail::current_runtime().find_actor(name, nullptr,
                                                  detail::type_tag<T>());
   if (!id)
@@ -243,8 +244,8 @@ std::optional<actor_handle<T>> get_actor(const std::string& name) {
 
 /// Returns the live actor named `name` in namespace `ns`, or nothing.
 template <class T>
-std::optional<actor_handle<T>> get_actor(const std::string& name,
-                                         const std::string& ns) {
+[[nodiscard]] std::optional<actor_handle<T>> get_actor(const std::string& name,
+                                                       const std::string& ns) {
   auto id =
       detail::current_runtime().find_actor(name, &ns, detail::type_tag<T>());
   if (!id)

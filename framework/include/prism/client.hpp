@@ -73,7 +73,8 @@ public:
 
   /// Finds a named actor in this job's namespace.
   template <class T>
-  std::optional<actor_handle<T>> get_actor(const std::string& name) const {
+  [[nodiscard]] std::optional<actor_handle<T>>
+  get_actor(const std::string& name) const {
     auto id = live().find_actor(name, nullptr, detail::type_tag<T>());
     if (!id)
       return std::nullopt;
@@ -82,8 +83,8 @@ public:
 
   /// Finds a named actor in namespace `ns`.
   template <class T>
-  std::optional<actor_handle<T>> get_actor(const std::string& name,
-                                           const std::string& ns) const {
+  [[nodiscard]] std::optional<actor_handle<T>>
+  get_actor(const std::string& name, const std::string& ns) const {
     auto id = live().find_actor(name, &ns, detail::type_tag<T>());
     if (!id)
       return std::nullopt;

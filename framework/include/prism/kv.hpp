@@ -23,22 +23,25 @@ namespace prism::kv {
 
 /// Sets `key` to `value` (any bytes) in namespace `ns` (empty: the
 /// caller's). With `overwrite` false an existing key keeps its value.
-/// Returns whether the key existed before.
+/// Returns whether the key existed before. Throws `gcs_unavailable_error`
+/// if the control store did not answer in time: then the change may or may
+/// not have been applied, and calling again is a new change.
 bool put(const std::string& key, const std::string& value,
          bool overwrite = true, const std::string& ns = "");
 
 /// The value of `key` in `ns`, if it is set.
-std::optional<std::string> get(const std::string& key,
-                               const std::string& ns = "");
+[[nodiscard]] std::optional<std::string> get(const std::string& key,
+                                             const std::string& ns = "");
 
 /// Whether `key` is set in `ns`.
-bool exists(const std::string& key, const std::string& ns = "");
+[[nodiscard]] bool exists(const std::string& key, const std::string& ns = "");
 
-/// Removes `key` from `ns`. Returns whether it existed.
+/// Removes `key` from `ns`. Returns whether it existed. On
+/// `gcs_unavailable_error`, as for `put`, the key may or may not be gone.
 bool del(const std::string& key, const std::string& ns = "");
 
 /// The keys of `ns` that start with `prefix`, in byte order.
-std::vector<std::string> keys(const std::string& prefix = "",
-                              const std::string& ns = "");
+[[nodiscard]] std::vector<std::string> keys(const std::string& prefix = "",
+                                            const std::string& ns = "");
 
 } // namespace prism::kv

@@ -11,6 +11,7 @@
 
 #include "prism/detail/runtime.hpp"
 #include "prism/ids.hpp"
+#include "prism/internal/thread_annotations.hpp"
 
 namespace prism::internal {
 
@@ -244,7 +245,7 @@ private:
   /// Marks `e` ready, its value containing `refs` (see `set_contains`),
   /// wakes its waiters and reports the events. REQUIRES: mu_ held.
   void make_ready(entry& e, const std::vector<detail::contained_ref>& refs,
-                  arrival how);
+                  arrival how) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Drops one of the references that `count` counts.
   void drop(const object_id& id, std::int32_t entry::*count);
   /// Holds each of `refs` once for the value of `holder`, and drops the
@@ -255,12 +256,15 @@ private:
   void emit(events& out);
   static result to_result(const entry& e);
 
+  /// Lock order: taken before the owner directory's lock (the hook runs
+  /// under this one and looks owners up there, owner_directory.hpp), never
+  /// after it.
   mutable std::mutex mu_;
-  entry_map entries_; // guarded by mu_
+  entry_map entries_ GUARDED_BY(mu_);
   /// Set by `close`: the error of every entry added pending after it.
-  std::shared_ptr<const detail::error_info> closed_; // guarded by mu_
-  worker_id self_;                                   // guarded by mu_
-  hook hook_;                                        // guarded by mu_
+  std::shared_ptr<const detail::error_info> closed_ GUARDED_BY(mu_);
+  worker_id self_ GUARDED_BY(mu_);
+  hook hook_ GUARDED_BY(mu_);
 };
 
 } // namespace prism::internal
