@@ -447,10 +447,11 @@ recovery control_store::recover() {
   const auto& t = plan.result.tables;
   st_->log->info("recovered control store at {} in {} ms ({} ms reading): "
                  "{} jobs, {} nodes, {} actors, {} names, {} kv entries, "
-                 "{} repairs",
+                 "{} lineage records, {} repairs",
                  st_->path, ms_since(start), read_ms, t.jobs.size(),
                  t.nodes.size(), t.actors.size(), t.named_actors.size(),
-                 t.kv.size(), plan.result.report.repairs.size());
+                 t.kv.size(), t.lineage.size(),
+                 plan.result.report.repairs.size());
   return std::move(plan.result);
 }
 

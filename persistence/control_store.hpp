@@ -92,6 +92,9 @@ struct snapshot {
   std::vector<actor_record> actors;
   std::vector<named_actor_entry> named_actors;
   std::vector<kv_entry> kv;
+  std::vector<lineage_record> lineage;
+  /// In the order they were applied, oldest first.
+  std::vector<applied_request> requests;
 };
 
 /// The result of `control_store::recover`: the tables after repair, and the

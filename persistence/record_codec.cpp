@@ -186,4 +186,26 @@ decoded decode_named_actor(std::string_view bytes, actor_id& out,
   return decoded::ok;
 }
 
+std::string encode(const lineage_record& r) {
+  auto& m = scratch<pb::LineageRecord>();
+  to_pb(r.object.task.submitter, m.mutable_submitter());
+  m.set_task_seq(r.object.task.seq);
+  m.set_index(r.object.index);
+  m.set_job_id(r.job.value);
+  m.set_task_spec(r.task_spec);
+  return serialize(m);
+}
+
+decoded decode(std::string_view bytes, lineage_record& out, std::string& why) {
+  auto& m = scratch<pb::LineageRecord>();
+  if (!parse(bytes, m, why))
+    return decoded::malformed;
+  out.object.task.submitter = from_pb<worker_id>(m.submitter());
+  out.object.task.seq = m.task_seq();
+  out.object.index = m.index();
+  out.job.value = m.job_id();
+  out.task_spec = m.task_spec();
+  return decoded::ok;
+}
+
 } // namespace prism::persistence::codec

@@ -27,6 +27,7 @@ enum class decoded : std::uint8_t {
 std::string encode(const job_record& r);
 std::string encode(const node_record& r);
 std::string encode(const actor_record& r);
+std::string encode(const lineage_record& r);
 std::string encode_named_actor(actor_id id);
 
 /// Each decode fills `out` and returns `ok`, or says in `why` what was wrong.
@@ -37,6 +38,8 @@ decoded decode(std::string_view bytes, node_record& out, std::string& why);
 /// An actor in no known state comes back `repaired`: dead, with the reason as
 /// its death cause.
 decoded decode(std::string_view bytes, actor_record& out, std::string& why);
+
+decoded decode(std::string_view bytes, lineage_record& out, std::string& why);
 
 decoded decode_named_actor(std::string_view bytes, actor_id& out,
                            std::string& why);

@@ -62,6 +62,19 @@ struct actor_record {
   friend bool operator==(const actor_record&, const actor_record&) = default;
 };
 
+/// Table `lineage`: how to make a durable task's result again after its
+/// owner died. Kept until the task's job ends.
+struct lineage_record {
+  object_id object;
+  job_id job;
+  /// Opaque bytes the actors layer serializes: the task as its owner ran it,
+  /// its arguments resolved to values.
+  std::string task_spec;
+
+  friend bool operator==(const lineage_record&,
+                         const lineage_record&) = default;
+};
+
 /// Table `named_actors`: the actor that holds a name in a namespace.
 struct named_actor_entry {
   std::string ns;
@@ -80,6 +93,22 @@ struct kv_entry {
   std::string value;
 
   friend bool operator==(const kv_entry&, const kv_entry&) = default;
+};
+
+/// Table `requests`: a client's write that the control store applied, with
+/// its answer, so that the same write arriving again (a retry) is answered
+/// alike instead of applied twice. Written in the same atomic batch as the
+/// change; the oldest are forgotten.
+struct applied_request {
+  /// Counts up in the order the writes were applied.
+  std::uint64_t order = 0;
+  /// The client's random id and its number for the write.
+  unique_id client;
+  std::uint64_t seq = 0;
+  bool result = false;
+
+  friend bool operator==(const applied_request&,
+                         const applied_request&) = default;
 };
 
 } // namespace prism::persistence

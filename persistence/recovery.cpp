@@ -26,6 +26,8 @@ public:
     named_actors();
     reindex_names();
     kv();
+    lineage();
+    requests();
     return std::move(plan_);
   }
 
@@ -205,6 +207,45 @@ private:
       }
       entry.value = std::move(r.value);
       plan_.result.tables.kv.push_back(std::move(entry));
+    }
+  }
+
+  void requests() {
+    for (auto& r : rows(table::requests)) {
+      applied_request entry;
+      if (!layout::parse_order_key(r.key, entry.order)) {
+        drop(table::requests, r, layout::printable(r.key), "malformed key");
+        continue;
+      }
+      if (!layout::parse_applied_request_value(r.value, entry.client, entry.seq,
+                                               entry.result)) {
+        drop(table::requests, r, std::to_string(entry.order),
+             "malformed value");
+        continue;
+      }
+      plan_.result.tables.requests.push_back(entry);
+    }
+  }
+
+  void lineage() {
+    for (auto& r : rows(table::lineage)) {
+      job_id job;
+      object_id object;
+      if (!layout::parse_lineage_key(r.key, job, object)) {
+        drop(table::lineage, r, layout::printable(r.key), "malformed key");
+        continue;
+      }
+      lineage_record rec;
+      std::string why;
+      if (codec::decode(r.value, rec, why) != codec::decoded::ok) {
+        drop(table::lineage, r, object.hex(), why);
+      } else if (rec.job != job || rec.object != object) {
+        drop(table::lineage, r, object.hex(),
+             "record names object " + rec.object.hex() + " of job " +
+                 std::to_string(rec.job.value));
+      } else {
+        plan_.result.tables.lineage.push_back(std::move(rec));
+      }
     }
   }
 

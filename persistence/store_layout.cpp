@@ -37,6 +37,10 @@ const char* name(table t) noexcept {
     return "named_actors";
   case table::kv:
     return "kv";
+  case table::requests:
+    return "requests";
+  case table::lineage:
+    return "lineage";
   }
   return "unknown";
 }
@@ -70,6 +74,26 @@ bool parse_id_key(std::string_view key, unique_id& out) noexcept {
   return true;
 }
 
+std::string lineage_key(job_id job, const object_id& object) {
+  auto out = job_key(job);
+  out.reserve(32);
+  out += id_key(object.task.submitter);
+  append_be64(out, object.task.seq);
+  append_be32(out, object.index);
+  return out;
+}
+
+bool parse_lineage_key(std::string_view key, job_id& job,
+                       object_id& object) noexcept {
+  if (key.size() != 32)
+    return false;
+  job.value = static_cast<std::uint32_t>(read_be(key.substr(0, 4)));
+  parse_id_key(key.substr(4, 16), object.task.submitter);
+  object.task.seq = read_be(key.substr(20, 8));
+  object.index = static_cast<std::uint32_t>(read_be(key.substr(28, 4)));
+  return true;
+}
+
 std::string scoped_key(std::string_view ns, std::string_view rest) {
   std::string out;
   out.reserve(4 + ns.size() + rest.size());
@@ -88,6 +112,37 @@ bool parse_scoped_key(std::string_view key, std::string& ns,
     return false;
   ns.assign(key.substr(4, len));
   rest.assign(key.substr(4 + len));
+  return true;
+}
+
+std::string order_key(std::uint64_t order) {
+  std::string out;
+  append_be64(out, order);
+  return out;
+}
+
+bool parse_order_key(std::string_view key, std::uint64_t& out) noexcept {
+  if (key.size() != 8)
+    return false;
+  out = read_be(key);
+  return true;
+}
+
+std::string applied_request_value(const unique_id& client, std::uint64_t seq,
+                                  bool result) {
+  auto out = id_key(client);
+  append_be64(out, seq);
+  out.push_back(result ? '\1' : '\0');
+  return out;
+}
+
+bool parse_applied_request_value(std::string_view value, unique_id& client,
+                                 std::uint64_t& seq, bool& result) noexcept {
+  if (value.size() != 25 || static_cast<unsigned char>(value[24]) > 1)
+    return false;
+  parse_id_key(value.substr(0, 16), client);
+  seq = read_be(value.substr(16, 8));
+  result = value[24] == '\1';
   return true;
 }
 

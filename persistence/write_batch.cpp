@@ -62,8 +62,28 @@ void write_batch::kv_put(const std::string& ns, const std::string& key,
   rep_->ops.push_back({table::kv, false, layout::scoped_key(ns, key), value});
 }
 
+void write_batch::put_lineage(const lineage_record& r) {
+  rep_->ops.push_back({table::lineage, false,
+                       layout::lineage_key(r.job, r.object), codec::encode(r)});
+}
+
+void write_batch::del_lineage(job_id job, const object_id& object) {
+  rep_->ops.push_back(
+      {table::lineage, true, layout::lineage_key(job, object), {}});
+}
+
 void write_batch::kv_del(const std::string& ns, const std::string& key) {
   rep_->ops.push_back({table::kv, true, layout::scoped_key(ns, key), {}});
+}
+
+void write_batch::put_applied_request(const applied_request& r) {
+  rep_->ops.push_back(
+      {table::requests, false, layout::order_key(r.order),
+       layout::applied_request_value(r.client, r.seq, r.result)});
+}
+
+void write_batch::del_applied_request(std::uint64_t order) {
+  rep_->ops.push_back({table::requests, true, layout::order_key(order), {}});
 }
 
 void write_batch::append(write_batch&& other) {

@@ -63,6 +63,21 @@ public:
   /// Removes `key` from namespace `ns`. It is not an error if it is absent.
   void kv_del(const std::string& ns, const std::string& key);
 
+  /// Records that the client write `r` was applied. Add it to the batch of
+  /// the change it made, so that both are durable or neither is.
+  void put_applied_request(const applied_request& r);
+
+  /// Forgets the applied request numbered `order`. It is not an error if it
+  /// is absent.
+  void del_applied_request(std::uint64_t order);
+
+  /// Adds or replaces the lineage of `r.object`.
+  void put_lineage(const lineage_record& r);
+
+  /// Removes the lineage of `object` of job `job`. It is not an error if
+  /// there is none.
+  void del_lineage(job_id job, const object_id& object);
+
   /// Moves every operation of `other` to the end of this batch, so that
   /// several changes commit in one write; `other` is left empty.
   void append(write_batch&& other);

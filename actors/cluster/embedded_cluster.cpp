@@ -21,6 +21,7 @@
 #include "prism/detail/function_registry.hpp"
 #include "prism/internal/thread_annotations.hpp"
 #include "prism/task.hpp"
+#include "protocol/lineage.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
@@ -389,6 +390,11 @@ bool embedded_cluster::kill_worker(const worker_id& id) {
       return true;
   }
   return false;
+}
+
+std::size_t embedded_cluster::lineage_records() {
+  return ask_gcs<std::uint64_t>(*sys_, gcs_, protocol::count_lineage{},
+                                "counting lineage records");
 }
 
 bool embedded_cluster::kill_actor(const actor_id& id) {

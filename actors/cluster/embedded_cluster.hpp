@@ -62,6 +62,9 @@ public:
   /// Kills an actor's instance as a crash would (it restarts if it may).
   bool kill_actor(const actor_id& id);
 
+  /// How many durable lineage records the control store keeps.
+  std::size_t lineage_records();
+
   /// The node an alive actor lives on.
   std::optional<node_id> actor_node(const actor_id& id);
 

@@ -3,19 +3,20 @@
 #include <chrono>
 #include <deque>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include <caf/all.hpp>
 
 #include "common/handlers.hpp"
-#include "common/lineage_record.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs_storage.hpp"
 #include "prism/detail/value.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/kv.hpp"
+#include "protocol/lineage.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
 
@@ -107,6 +108,17 @@ struct gcs_state {
   std::deque<held_send> held_sends;
   /// The user key-value table, by namespace and key.
   std::map<std::pair<std::string, std::string>, std::string> kv;
+  /// Durable lineage by object (a table of its own, which no user key
+  /// reaches), and each job's objects, so that a job's end drops its
+  /// records without a scan of them all.
+  std::unordered_map<object_id, persistence::lineage_record> lineage;
+  std::unordered_map<job_id, std::unordered_set<object_id>> lineage_by_job;
+  /// The answers of client writes applied lately, by request id, so that a
+  /// write that arrives again is answered alike, not applied twice.
+  std::map<protocol::request_id, bool> applied;
+  /// Their ids by the order they were applied in, oldest first.
+  std::deque<std::pair<std::uint64_t, protocol::request_id>> applied_order;
+  std::uint64_t next_applied = 1;
 
   // -- recovery after a restart
   // ------------------------------------------------
@@ -290,6 +302,64 @@ void on_committed(gcs_actor* self, std::uint64_t up_to,
         caf::make_error(caf::sec::runtime_error,
                         "the control store's storage failed: " + failure));
   }
+}
+
+// -- client writes ------------------------------------------------------------
+
+/// How many applied client writes the control store remembers. A retry
+/// comes within `gcs_reconnect_timeout_ms`, and only the writes applied
+/// meanwhile push its id out; past this many the oldest are forgotten.
+constexpr std::size_t max_applied_requests = 100000;
+
+/// The answer of the write `id` if it was applied already.
+std::optional<bool> applied_answer(const gcs_state& st,
+                                   const protocol::request_id& id) {
+  if (id.nil())
+    return std::nullopt;
+  if (auto i = st.applied.find(id); i != st.applied.end())
+    return i->second;
+  return std::nullopt;
+}
+
+/// Forgets the oldest applied writes past the bound, in `b` too.
+void forget_applied(gcs_state& st, persistence::write_batch& b) {
+  while (st.applied_order.size() > max_applied_requests) {
+    auto& [order, id] = st.applied_order.front();
+    st.applied.erase(id);
+    if (st.storage)
+      b.del_applied_request(order);
+    st.applied_order.pop_front();
+  }
+}
+
+/// Remembers that the write `id` was applied and answered `answer`, in `b`
+/// too: the batch of the change itself, so that a restart finds both or
+/// neither.
+void remember_applied(gcs_state& st, const protocol::request_id& id,
+                      bool answer, persistence::write_batch& b) {
+  if (id.nil())
+    return;
+  auto order = st.next_applied++;
+  st.applied.emplace(id, answer);
+  st.applied_order.emplace_back(order, id);
+  if (st.storage)
+    b.put_applied_request({order, id.client, id.seq, answer});
+  forget_applied(st, b);
+}
+
+/// Takes back the applied writes that storage kept, oldest first.
+void recover_applied(gcs_actor* self,
+                     const std::vector<persistence::applied_request>& rs) {
+  auto& st = self->state;
+  for (const auto& r : rs) {
+    protocol::request_id id{r.client, r.seq};
+    st.applied.emplace(id, r.result);
+    st.applied_order.emplace_back(r.order, id);
+    st.next_applied = std::max(st.next_applied, r.order + 1);
+  }
+  persistence::write_batch b;
+  forget_applied(st, b);
+  commit(self, std::move(b));
 }
 
 // -- nodes --------------------------------------------------------------------
@@ -601,6 +671,83 @@ void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
     }
 }
 
+// -- durable lineage ----------------------------------------------------------
+
+void put_lineage(gcs_actor* self, protocol::lineage_put& msg) {
+  auto& st = self->state;
+  persistence::lineage_record rec{msg.object, msg.job,
+                                  std::move(msg.task_spec)};
+  if (auto i = st.lineage.find(msg.object);
+      i != st.lineage.end() && i->second.job != msg.job)
+    st.lineage_by_job[i->second.job].erase(msg.object);
+  st.lineage_by_job[msg.job].insert(msg.object);
+  if (st.storage) {
+    persistence::write_batch b;
+    b.put_lineage(rec);
+    commit(self, std::move(b));
+  }
+  st.lineage[msg.object] = std::move(rec);
+}
+
+/// Drops the lineage of `object` from memory and adds its delete to `b`.
+/// Returns whether there was one.
+bool drop_lineage(gcs_state& st, const object_id& object,
+                  persistence::write_batch& b) {
+  auto i = st.lineage.find(object);
+  if (i == st.lineage.end())
+    return false;
+  if (st.storage)
+    b.del_lineage(i->second.job, object);
+  if (auto j = st.lineage_by_job.find(i->second.job);
+      j != st.lineage_by_job.end()) {
+    j->second.erase(object);
+    if (j->second.empty())
+      st.lineage_by_job.erase(j);
+  }
+  st.lineage.erase(i);
+  return true;
+}
+
+protocol::lineage_value get_lineage(const gcs_state& st,
+                                    const protocol::lineage_get& msg) {
+  protocol::lineage_value result;
+  if (auto i = st.lineage.find(msg.object); i != st.lineage.end()) {
+    result.found = true;
+    result.task_spec = i->second.task_spec;
+  }
+  return result;
+}
+
+/// The lineage records of a job's durable tasks go with the job.
+void forget_lineage_of_job(gcs_actor* self, job_id job) {
+  auto& st = self->state;
+  auto i = st.lineage_by_job.find(job);
+  if (i == st.lineage_by_job.end())
+    return;
+  persistence::write_batch b;
+  for (const auto& object : std::exchange(i->second, {}))
+    drop_lineage(st, object, b);
+  st.lineage_by_job.erase(job);
+  commit(self, std::move(b));
+}
+
+void recover_lineage(gcs_actor* self,
+                     std::vector<persistence::lineage_record>& records) {
+  auto& st = self->state;
+  for (auto& r : records) {
+    st.lineage_by_job[r.job].insert(r.object);
+    st.lineage[r.object] = std::move(r);
+  }
+  // The records of jobs that ended meanwhile (all of them, after the whole
+  // cluster stopped) go now.
+  std::vector<job_id> ended;
+  for (const auto& [job, objects] : st.lineage_by_job)
+    if (auto j = st.jobs.find(job); j == st.jobs.end() || !j->second.running)
+      ended.push_back(job);
+  for (auto job : ended)
+    forget_lineage_of_job(self, job);
+}
+
 // -- recovery -----------------------------------------------------------------
 
 /// Settles every recovered actor not found yet (on `node`, or anywhere if
@@ -626,6 +773,7 @@ void recover(gcs_actor* self, const gcs_config& cfg) {
   auto& t = rec.tables;
   for (auto& r : t.kv)
     st.kv[{std::move(r.ns), std::move(r.key)}] = std::move(r.value);
+  recover_applied(self, t.requests);
   for (auto& r : t.jobs) {
     auto& j = st.jobs[r.job];
     j = job_entry{r.driver, r.ns, !r.finished, r.start_ms};
@@ -635,6 +783,7 @@ void recover(gcs_actor* self, const gcs_config& cfg) {
       save_job(self, r.job, j);
     }
   }
+  recover_lineage(self, t.lineage);
   for (auto& r : t.nodes) {
     if (fresh) {
       // The nodes of a stopped cluster never come back; the new ones have
@@ -816,25 +965,6 @@ std::vector<std::string> kv_keys(gcs_state& st, const protocol::kv_keys& msg) {
        ++i)
     result.push_back(i->first.second);
   return result;
-}
-
-// The lineage records of a job's durable tasks go with the job.
-void forget_lineage_of_job(gcs_actor* self, job_id job) {
-  auto& st = self->state;
-  persistence::write_batch b;
-  bool any = false;
-  auto i = st.kv.lower_bound({lineage_ns, std::string{}});
-  while (i != st.kv.end() && i->first.first == lineage_ns) {
-    if (lineage_job(i->second) == job) {
-      b.kv_del(lineage_ns, i->first.second);
-      any = true;
-      i = st.kv.erase(i);
-    } else {
-      ++i;
-    }
-  }
-  if (any && st.storage)
-    commit(self, std::move(b));
 }
 
 caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
@@ -1042,17 +1172,19 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       // -- key-value table ----------------------------------------------------
       [self](protocol::kv_put& msg) {
         auto& st = self->state;
+        if (auto first = applied_answer(st, msg.request))
+          return reply_when_durable(self, caf::make_message(*first));
         auto key = std::make_pair(msg.ns, msg.key);
         auto i = st.kv.find(key);
         bool existed = i != st.kv.end();
+        persistence::write_batch b;
         if (!existed || msg.overwrite) {
-          if (st.storage) {
-            persistence::write_batch b;
+          if (st.storage)
             b.kv_put(msg.ns, msg.key, msg.value);
-            commit(self, std::move(b));
-          }
           st.kv[std::move(key)] = std::move(msg.value);
         }
+        remember_applied(st, msg.request, existed, b);
+        commit(self, std::move(b));
         return reply_when_durable(self, caf::make_message(existed));
       },
       [self](const protocol::kv_get& msg) {
@@ -1066,17 +1198,39 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       [self](const protocol::kv_del& msg) {
         auto& st = self->state;
+        if (auto first = applied_answer(st, msg.request))
+          return reply_when_durable(self, caf::make_message(*first));
         bool existed = st.kv.erase({msg.ns, msg.key}) > 0;
-        if (existed && st.storage) {
-          persistence::write_batch b;
+        persistence::write_batch b;
+        if (existed && st.storage)
           b.kv_del(msg.ns, msg.key);
-          commit(self, std::move(b));
-        }
+        remember_applied(st, msg.request, existed, b);
+        commit(self, std::move(b));
         return reply_when_durable(self, caf::make_message(existed));
       },
       [self](const protocol::kv_keys& msg) {
         return reply_when_durable(self,
                                   caf::make_message(kv_keys(self->state, msg)));
+      },
+      // -- durable lineage ----------------------------------------------------
+      [self](protocol::lineage_put& msg) {
+        put_lineage(self, msg);
+        return reply_when_durable(self, caf::make_message(true));
+      },
+      [self](const protocol::lineage_del& msg) {
+        persistence::write_batch b;
+        bool existed = drop_lineage(self->state, msg.object, b);
+        commit(self, std::move(b));
+        return reply_when_durable(self, caf::make_message(existed));
+      },
+      [self](const protocol::lineage_get& msg) {
+        return reply_when_durable(
+            self, caf::make_message(get_lineage(self->state, msg)));
+      },
+      [self](protocol::count_lineage) {
+        return reply_when_durable(
+            self, caf::make_message(
+                      static_cast<std::uint64_t>(self->state.lineage.size())));
       },
   };
 }

@@ -38,7 +38,10 @@ struct gcs_config {
 /// Spawns the control store: the registry of nodes, jobs, actors and the
 /// user key-value table. It watches every raylet, actor host and owner of a
 /// non-detached actor, writes every change to its storage, and acknowledges
-/// a request only once the change it made is durable.
+/// a request only once the change it made is durable. A client write that
+/// carries a `protocol::request_id` is applied at most once: its id is
+/// stored with the change, and the same write arriving again, also after a
+/// restart, gets the first answer.
 caf::actor spawn_gcs(caf::actor_system& sys, gcs_config cfg);
 
 /// Spawns the control store's stable address: it forwards every message to

@@ -9,6 +9,7 @@
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_storage.hpp"
+#include "prism/internal/backoff.hpp"
 #include "protocol/gcs_restart.hpp"
 
 namespace prism::actors {
@@ -18,6 +19,8 @@ namespace {
 using retry_atom = caf::atom_constant<caf::atom("gcs_retry")>;
 
 constexpr std::chrono::milliseconds first_backoff{10};
+/// Each pause is up to this share shorter, at random.
+constexpr double retry_jitter = 0.2;
 
 struct keeper_state {
   static inline const char* name = "gcs_keeper";
@@ -39,7 +42,9 @@ struct keeper_state {
   on_down next = on_down::restart;
   /// Requests answered once the control store is down.
   std::vector<caf::response_promise> waiting;
-  std::chrono::milliseconds backoff = first_backoff;
+  /// The pauses between attempts to start the control store again (up to
+  /// `cfg.max_backoff`, set with `cfg`).
+  internal::retry_backoff retries{backoff{}};
   bool retry_scheduled = false;
   /// When the running control store started.
   std::chrono::steady_clock::time_point started;
@@ -104,11 +109,11 @@ void retry(keeper_actor* self) {
     st.log->info("the control store restarted from its storage");
     return;
   }
+  auto pause = st.retries.next();
   st.log->warn("the control store's storage cannot be opened ({}); trying "
                "again in {} ms",
-               why, st.backoff.count());
-  schedule_retry(self, st.backoff);
-  st.backoff = std::min(st.backoff * 2, st.cfg.max_backoff);
+               why, pause.count());
+  schedule_retry(self, pause);
 }
 
 void instance_down(keeper_actor* self, const caf::error& reason) {
@@ -137,12 +142,12 @@ void instance_down(keeper_actor* self, const caf::error& reason) {
     // each start (a disk that opens but refuses writes) waits longer each
     // time.
     if (std::chrono::steady_clock::now() - st.started > std::chrono::seconds{1})
-      st.backoff = first_backoff;
+      st.retries.reset();
+    auto pause = st.retries.next();
     st.log->error("the control store stopped ({}); starting it again from "
                   "its storage in {} ms",
-                  self->system().render(reason), st.backoff.count());
-    schedule_retry(self, st.backoff);
-    st.backoff = std::min(st.backoff * 2, st.cfg.max_backoff);
+                  self->system().render(reason), pause.count());
+    schedule_retry(self, pause);
     return;
   }
 }
@@ -152,6 +157,8 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
   auto& st = self->state;
   st.log = component_logger("gcs");
   st.cfg = std::move(cfg);
+  st.retries = internal::retry_backoff{
+      backoff{first_backoff, st.cfg.max_backoff, retry_jitter}};
   st.storage = std::move(storage);
   install_default_handlers(self, st.log);
   self->set_down_handler([self](caf::down_msg& msg) {
@@ -181,7 +188,7 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
           st.next = keeper_state::on_down::stay_down;
         else if (!why.empty())
           // It was restarting on its own: it keeps trying.
-          schedule_retry(self, st.backoff);
+          schedule_retry(self, st.retries.next());
         return {why.empty(), why};
       },
       [self](gcs_close_atom) -> caf::result<bool> {

@@ -16,7 +16,7 @@
 #include "common/log.hpp"
 #include "prism/internal/task_state.hpp"
 #include "protocol/gcs_restart.hpp"
-#include "protocol/kv.hpp"
+#include "protocol/lineage.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -633,8 +633,7 @@ void save_lineage(owner_actor* self, const internal::task_spec& spec) {
     for (auto& r : arg.inline_value.refs)
       st.cfg.store->pin(r.id);
   self->request(st.cfg.gcs, lineage_timeout,
-                protocol::kv_put{lineage_ns, lineage_key(id),
-                                 encode_lineage(spec), true})
+                protocol::lineage_put{id, spec.job, encode_lineage(spec)})
       .then([](bool) {},
             [self, id](caf::error& err) {
               self->state.log->warn(
@@ -647,8 +646,7 @@ void forget_lineage(owner_actor* self, const object_id& id) {
   auto& st = self->state;
   if (st.durable.erase(id) == 0)
     return;
-  self->request(st.cfg.gcs, lineage_timeout,
-                protocol::kv_del{lineage_ns, lineage_key(id)})
+  self->request(st.cfg.gcs, lineage_timeout, protocol::lineage_del{id})
       .then([](bool) {}, [](caf::error&) {});
 }
 
@@ -664,10 +662,10 @@ void fail_waiters(owner_actor* self, const object_id& id,
 // The control store's owner adopts `id`, whose owner died: it runs the task
 // in the durable record again, as its own, and keeps the result.
 void adopt(owner_actor* self, const object_id& id, const worker_id& owner,
-           const protocol::kv_value& record) {
+           const protocol::lineage_value& record) {
   auto& st = self->state;
   st.adopting.erase(id);
-  auto spec = record.found ? decode_lineage(record.value) : std::nullopt;
+  auto spec = record.found ? decode_lineage(record.task_spec) : std::nullopt;
   if (!spec) {
     auto err = owner_died_reply(id, owner).error;
     if (record.found)
@@ -699,18 +697,19 @@ void adopt_requested(owner_actor* self, protocol::adopt_object& msg) {
     return; // being made already
   auto id = msg.id;
   auto owner = msg.owner;
-  self->request(st.cfg.gcs, lineage_timeout,
-                protocol::kv_get{lineage_ns, lineage_key(id)})
-      .then([self, id, owner](
-                protocol::kv_value& record) { adopt(self, id, owner, record); },
-            [self, id, owner](caf::error& err) {
-              self->state.adopting.erase(id);
-              auto reply = owner_died_reply(id, owner);
-              reply.error.message += "; the control store did not say whether "
-                                     "it was durable (" +
-                                     self->system().render(err) + ")";
-              fail_waiters(self, id, std::move(reply.error));
-            });
+  self->request(st.cfg.gcs, lineage_timeout, protocol::lineage_get{id})
+      .then(
+          [self, id, owner](protocol::lineage_value& record) {
+            adopt(self, id, owner, record);
+          },
+          [self, id, owner](caf::error& err) {
+            self->state.adopting.erase(id);
+            auto reply = owner_died_reply(id, owner);
+            reply.error.message += "; the control store did not say whether "
+                                   "it was durable (" +
+                                   self->system().render(err) + ")";
+            fail_waiters(self, id, std::move(reply.error));
+          });
 }
 
 // -- task lifecycle -----------------------------------------------------------

@@ -114,18 +114,6 @@ const char* to_string(command_status x) noexcept {
   return "unknown";
 }
 
-std::chrono::milliseconds backoff_delay(const backoff& policy, int consecutive,
-                                        double unit_random) {
-  // Doubling stops at the cap, so a long run of restarts cannot overflow.
-  auto delay = policy.min;
-  for (int i = 1; i < consecutive && delay < policy.max; ++i)
-    delay = delay.count() > policy.max.count() / 2 ? policy.max : delay * 2;
-  delay = std::min(delay, policy.max);
-  auto scale = 1.0 - policy.jitter * std::clamp(unit_random, 0.0, 1.0);
-  return std::chrono::milliseconds{
-      std::llround(static_cast<double>(delay.count()) * scale)};
-}
-
 // -- constructors -------------------------------------------------------------
 
 supervision_core::supervision_core(supervisor_flags flags,

@@ -257,6 +257,40 @@ BOOST_AUTO_TEST_CASE(restart_gcs_under_load_loses_no_call) {
   BOOST_TEST(builds.load() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(writes_across_restart_gcs_are_each_applied_once) {
+  // A write the control store made durable but died before answering is
+  // sent again by its caller: it must find its first answer, not its own
+  // change.
+  std::atomic<bool> done{false};
+  std::atomic<int> writes{0};
+  std::atomic<int> found_own_change{0};
+  auto writer = std::async(std::launch::async, [&] {
+    for (int i = 0; !done; ++i) {
+      auto key = "fresh/" + std::to_string(i);
+      if (prism::kv::put(key, "v", false))
+        ++found_own_change;
+      if (!prism::kv::del(key))
+        ++found_own_change;
+      ++writes;
+    }
+  });
+  // Ends the writer also when a check below fails.
+  struct stop_writer {
+    std::atomic<bool>& done;
+    ~stop_writer() {
+      done = true;
+    }
+  } stop{done};
+  for (int round = 0; round < 8; ++round) {
+    auto before = writes.load();
+    BOOST_REQUIRE(wait_until([&] { return writes > before + 5; }));
+    cluster.restart_gcs();
+  }
+  done = true;
+  writer.get();
+  BOOST_TEST(found_own_change.load() == 0);
+}
+
 BOOST_AUTO_TEST_CASE(key_value_table_survives_restart_gcs) {
   prism::kv::put("config/mode", "fast");
   prism::kv::put("config/level", std::string{"\0\1", 2});
@@ -288,6 +322,24 @@ BOOST_AUTO_TEST_CASE(a_call_needing_the_gcs_fails_typed_after_the_deadline) {
   }
   cluster.start_gcs();
   BOOST_TEST(!prism::get_actor<tally>("anyone").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_write_that_timed_out_has_an_unknown_outcome) {
+  prism::testing::local_cluster cluster{{{{"CPU", 2}}}, grace_config(300, 300)};
+  cluster.stop_gcs();
+  try {
+    prism::kv::put("leader", "me", false);
+    BOOST_FAIL("kv::put answered while the control store was down");
+  } catch (const prism::gcs_unavailable_error& e) {
+    BOOST_TEST(e.retryable());
+    BOOST_TEST(std::string{e.what()}.find("may or may not have been applied") !=
+               std::string::npos);
+  }
+  cluster.start_gcs();
+  // The write that timed out while the store was down was never applied
+  // late: calling again applies it, once.
+  BOOST_TEST(!prism::kv::put("leader", "me", false));
+  BOOST_TEST((prism::kv::get("leader") == "me"));
 }
 
 // -- what the control store remembers ----------------------------------------

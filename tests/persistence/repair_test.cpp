@@ -208,10 +208,12 @@ BOOST_AUTO_TEST_CASE(undecodable_records_in_every_table_are_dropped) {
     raw.put(table::nodes, layout::id_key(sample_node(2).node), garbage);
     raw.put(table::actors, layout::id_key(sample_actor_id(2)), garbage);
     raw.put(table::named_actors, layout::scoped_key("ns", "x"), garbage);
+    raw.put(table::lineage, layout::lineage_key(job_id{1}, object_id{}),
+            garbage);
   }
   auto rec = reopen_and_recover(dir.path());
-  BOOST_TEST(rec.report.count(action::dropped) == 4u);
-  for (auto tbl : {"jobs", "nodes", "actors", "named_actors"})
+  BOOST_TEST(rec.report.count(action::dropped) == 5u);
+  for (auto tbl : {"jobs", "nodes", "actors", "named_actors", "lineage"})
     BOOST_TEST(mentions(only_repair(rec.report, tbl), "undecodable"));
   BOOST_TEST(rec.tables.actors.size() == 1u);
   BOOST_TEST(rec.tables.nodes.size() == 1u);
@@ -230,9 +232,16 @@ BOOST_AUTO_TEST_CASE(
     raw.put(table::jobs, layout::job_key(job_id{8}),
             codec::encode(sample_job(9)));
     raw.put(table::kv, "\xff\xff", "v"); // claims a huge namespace
+    lineage_record l;
+    l.job.value = 3;
+    l.object.task.seq = 4;
+    raw.put(table::lineage, layout::lineage_key(job_id{3}, object_id{}),
+            codec::encode(l));
+    raw.put(table::lineage, "short", codec::encode(l));
   }
   auto rec = reopen_and_recover(dir.path());
-  BOOST_TEST(rec.report.count(action::dropped) == 4u);
+  BOOST_TEST(rec.report.count(action::dropped) == 6u);
+  BOOST_TEST(rec.tables.lineage.empty());
   BOOST_TEST(rec.tables.actors.empty());
   BOOST_TEST(rec.tables.jobs.empty());
   BOOST_TEST(rec.tables.kv.empty());

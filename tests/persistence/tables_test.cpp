@@ -196,6 +196,43 @@ BOOST_AUTO_TEST_CASE(reopened_store_recovers_every_table) {
   BOOST_TEST((store.get_job(job_id{2}) == sample_job(2)));
 }
 
+BOOST_AUTO_TEST_CASE(lineage_round_trips_apart_from_the_kv_table) {
+  temp_dir dir;
+  auto lineage = [](std::uint32_t job, std::uint64_t seq) {
+    lineage_record r;
+    r.job.value = job;
+    r.object.task.submitter.hi = 0x77;
+    r.object.task.submitter.lo = job;
+    r.object.task.seq = seq;
+    r.object.index = 1;
+    r.task_spec = std::string("spec\0of ", 8) + std::to_string(seq);
+    return r;
+  };
+  {
+    auto store = control_store::open(options_for(dir.path()));
+    write_batch b;
+    for (std::uint64_t seq = 1; seq <= 3; ++seq)
+      b.put_lineage(lineage(2, seq));
+    b.put_lineage(lineage(1, 9));
+    store.write(b);
+    write_batch del;
+    del.del_lineage(job_id{2}, lineage(2, 2).object);
+    store.write(del);
+    // A user's key named as a lineage key is the user's alone.
+    store.kv_put("prism.lineage",
+                 layout::lineage_key(job_id{2}, lineage(2, 1).object),
+                 "user data");
+    store.close();
+  }
+  auto store = control_store::open(options_for(dir.path()));
+  auto rec = store.recover();
+  BOOST_TEST(rec.report.empty());
+  // Keyed by job first: one job's lineage is one range.
+  std::vector<lineage_record> want{lineage(1, 9), lineage(2, 1), lineage(2, 3)};
+  BOOST_TEST((rec.tables.lineage == want));
+  BOOST_TEST(rec.tables.kv.size() == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(missing_store_is_not_found_without_create) {
   temp_dir dir;
   auto opts = options_for(dir.path());

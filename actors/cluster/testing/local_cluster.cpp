@@ -45,6 +45,11 @@ std::size_t num_workers() {
   return actors::running_cluster().num_workers();
 }
 
+std::size_t durable_lineage_records() {
+  std::lock_guard<std::mutex> guard{actors::cluster_mutex()};
+  return actors::running_cluster().lineage_records();
+}
+
 std::string storage_path() {
   std::lock_guard<std::mutex> guard{actors::cluster_mutex()};
   return actors::running_cluster().storage_path();

@@ -13,7 +13,9 @@
 //
 // Each call is a round trip to the control store; while it is restarting,
 // calls wait up to `config::gcs_reconnect_timeout_ms`, then throw
-// `gcs_unavailable_error`.
+// `gcs_unavailable_error`. A `put` or `del` that returned was applied exactly
+// once (its retries carry one request id); one that threw may or may not
+// have been applied.
 
 #include <optional>
 #include <string>

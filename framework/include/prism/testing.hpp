@@ -55,6 +55,10 @@ std::int64_t objects_in_scope();
 /// configured `storage_path`, or the temporary directory shutdown removes.
 std::string storage_path();
 
+/// How many lineage records of `.durable()` tasks the control store keeps
+/// now (each until its result is freed or its job ends).
+std::size_t durable_lineage_records();
+
 /// A cluster of several nodes in this process, for tests of failures and
 /// supervision: it starts Prism (`prism::init`) with the first node as the
 /// head, where the default job's driver lives, and can kill and add nodes,

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "prism/internal/backoff.hpp"
 #include "prism/supervision.hpp"
 
 namespace prism::internal {
@@ -91,20 +92,16 @@ enum class command_status : std::uint8_t {
 /// Returns a short, stable name, e.g. "child_running".
 const char* to_string(command_status x) noexcept;
 
-/// Returns the pause before the `consecutive`-th restart in a row of one child
-/// (`consecutive >= 1`): `min * 2^(consecutive-1)` capped at `max`, times
-/// `1 - jitter * unit_random`. REQUIRES: `unit_random` in [0, 1).
-std::chrono::milliseconds backoff_delay(const backoff& policy, int consecutive,
-                                        double unit_random);
-
 /// The state and decisions of one supervisor.
 ///
 /// It keeps the ordered child list and answers every event with the plan that
 /// remains, which replaces any plan it gave before. The executor carries out
 /// the front action of the latest plan, reports back (`on_stop_sent`,
-/// `on_started`, `on_start_failed`, `on_exit`) and asks again; it starts
-/// nothing while a stop is in flight (`stop_in_flight`). Exits of children the
-/// supervisor is stopping itself are never failures.
+/// `on_start_sent`, `on_started`, `on_start_failed`, `on_exit`) and asks
+/// again; it carries out nothing while a stop or a start is in flight
+/// (`stop_in_flight`, `start_in_flight`), so each child starts only once the
+/// one before it has. Exits of children the supervisor is stopping itself are
+/// never failures.
 class supervision_core {
 public:
   using clock = std::chrono::steady_clock;
