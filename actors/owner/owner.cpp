@@ -248,7 +248,9 @@ protocol::object_reply make_reply(const object_id& id,
   protocol::object_reply reply;
   reply.id = id;
   if (found.st != internal::memory_store::state::ready) {
-    reply.error.code = errc::internal;
+    // A live owner that never made the object (or freed it, so no ref
+    // should still name it) was handed a bad ref: the asker's mistake.
+    reply.error.code = errc::invalid_argument;
     reply.error.message =
         "object " + id.hex() + " is unknown to its owner (freed or never made)";
   } else if (found.err) {

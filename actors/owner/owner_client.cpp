@@ -231,9 +231,12 @@ detail::value owner_client::get(const object_id& id, const worker_id& owner,
     return value_or_throw(std::move(found));
   borrowed_for_call borrowed{*cfg_.store, {}};
   if (found.st == store_state::missing) {
+    // Refs keep their objects alive: one naming an object of this process
+    // that it does not know was made up, or read from old bytes.
     if (owner == cfg_.self)
-      throw error(errc::internal,
-                  "object " + id.hex() + " is not in its owner's store");
+      throw invalid_argument_error("object " + id.hex() +
+                                   " is unknown to its owner (freed or never "
+                                   "made)");
     // A ref of another client: borrowed, for the length of this call.
     hold(id, owner);
     borrowed.ids.push_back(id);
@@ -278,14 +281,30 @@ owner_client::wait(const std::vector<const detail::ref_token*>& refs,
     }
   }
   auto ready = cfg_.store->wait_many(ids, 0, deadline);
+  // A ref naming an object of this process that it does not know is done:
+  // `get` of it fails at once, as a fetch of such a ref from another owner
+  // does. Only refs not ready are looked up, so no value is copied.
+  std::vector<bool> unknown(ids.size(), false);
+  std::size_t num_unknown = 0;
+  for (std::size_t n = 0; n < ids.size(); ++n) {
+    if (!ready[n] && refs[n]->owner() == cfg_.self &&
+        cfg_.store->lookup(ids[n]).st == store_state::missing) {
+      ready[n] = true;
+      unknown[n] = true;
+      ++num_unknown;
+    }
+  }
   auto count =
       static_cast<std::size_t>(std::count(ready.begin(), ready.end(), true));
   if (count >= num_returns)
     return ready;
   executor::blocking_scope blocking;
   on_block();
-  ready = cfg_.store->wait_many(ids, num_returns, deadline);
+  ready = cfg_.store->wait_many(ids, num_returns - num_unknown, deadline);
   on_unblock();
+  for (std::size_t n = 0; n < ids.size(); ++n)
+    if (unknown[n])
+      ready[n] = true;
   return ready;
 }
 

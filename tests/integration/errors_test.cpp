@@ -72,11 +72,37 @@ int empty_name(int x) {
   return x;
 }
 
+// Puts `x` on this task's worker, which then owns it (and lives on, idle).
+prism::object_ref<int> put_on_a_worker(int x) {
+  return prism::put(x);
+}
+
+/// A ref that names the live `owner` but an object it never made, as one
+/// decoded from made-up or stale bytes would.
+prism::object_ref<int> forged_ref(const prism::worker_id& owner) {
+  prism::object_id id{
+      prism::task_id{prism::worker_id{prism::unique_id::random()}, 1}, 1};
+  return prism::object_ref<int>{prism::detail::borrow_ref(id, owner)};
+}
+
+/// A ref that names a live worker as its owner, which never made the object.
+prism::object_ref<int> forged_ref_of_a_worker() {
+  auto real = prism::get(prism::task(put_on_a_worker).remote(1),
+                         prism_test::result_timeout);
+  return forged_ref(real.owner());
+}
+
+/// A ref that names this driver as its owner, which never made the object.
+prism::object_ref<int> forged_ref_of_the_driver() {
+  return forged_ref(prism::put(1).owner());
+}
+
 } // namespace errors_test
 
 PRISM_REMOTE(errors_test::throws_out_of_range,
              errors_test::throws_user_exception, errors_test::throws_an_int,
-             errors_test::plus1, errors_test::catches_child_error);
+             errors_test::plus1, errors_test::catches_child_error,
+             errors_test::put_on_a_worker);
 
 using namespace errors_test;
 
@@ -209,6 +235,44 @@ BOOST_AUTO_TEST_CASE(passing_an_empty_ref_to_a_task_throws_invalid_argument) {
   prism::object_ref<int> empty;
   BOOST_CHECK_THROW(prism::task(plus1).remote(empty),
                     prism::invalid_argument_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_task_given_a_forged_ref_fails_with_invalid_argument) {
+  for (auto forged : {forged_ref_of_a_worker(), forged_ref_of_the_driver()}) {
+    BOOST_TEST_CONTEXT("owner " << forged.owner().hex()) {
+      BOOST_CHECK_THROW(
+          prism::get(prism::task(plus1).remote(forged), result_timeout),
+          prism::invalid_argument_error);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(
+    get_of_a_forged_ref_of_a_live_worker_throws_invalid_argument) {
+  auto forged = forged_ref_of_a_worker();
+  BOOST_CHECK_THROW(prism::get(forged), prism::invalid_argument_error);
+  BOOST_CHECK_THROW(prism::get(forged, result_timeout),
+                    prism::invalid_argument_error);
+}
+
+BOOST_AUTO_TEST_CASE(
+    get_of_a_forged_ref_of_the_driver_throws_invalid_argument) {
+  auto forged = forged_ref_of_the_driver();
+  BOOST_CHECK_THROW(prism::get(forged), prism::invalid_argument_error);
+  BOOST_CHECK_THROW(prism::get(forged, result_timeout),
+                    prism::invalid_argument_error);
+}
+
+// Like an object that failed, a forged ref is done: `wait` counts it ready
+// (and `get` of it throws), rather than waiting for it or returning early.
+BOOST_AUTO_TEST_CASE(wait_counts_a_forged_ref_as_ready) {
+  for (auto forged : {forged_ref_of_a_worker(), forged_ref_of_the_driver()}) {
+    BOOST_TEST_CONTEXT("owner " << forged.owner().hex()) {
+      auto done = prism::wait(std::vector{forged}, 1, result_timeout);
+      BOOST_TEST(done.ready.size() == 1u);
+      BOOST_TEST(done.not_ready.empty());
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(max_retries_below_minus_one_throws_invalid_argument) {
