@@ -69,6 +69,50 @@ pb::ActorState to_pb(actor_state s) {
   return pb::ACTOR_STATE_UNSPECIFIED;
 }
 
+pb::DeathKind to_pb(death_kind k) {
+  switch (k) {
+  case death_kind::none:
+    return pb::DEATH_KIND_UNSPECIFIED;
+  case death_kind::exited:
+    return pb::DEATH_KIND_EXITED;
+  case death_kind::killed:
+    return pb::DEATH_KIND_KILLED;
+  case death_kind::constructor_failed:
+    return pb::DEATH_KIND_CONSTRUCTOR_FAILED;
+  case death_kind::out_of_restarts:
+    return pb::DEATH_KIND_OUT_OF_RESTARTS;
+  case death_kind::owner_died:
+    return pb::DEATH_KIND_OWNER_DIED;
+  case death_kind::job_ended:
+    return pb::DEATH_KIND_JOB_ENDED;
+  case death_kind::lost:
+    return pb::DEATH_KIND_LOST;
+  }
+  return pb::DEATH_KIND_UNSPECIFIED;
+}
+
+// A kind this build does not know reads as `none`: the cause still says why.
+death_kind from_pb(pb::DeathKind k) {
+  switch (k) {
+  case pb::DEATH_KIND_EXITED:
+    return death_kind::exited;
+  case pb::DEATH_KIND_KILLED:
+    return death_kind::killed;
+  case pb::DEATH_KIND_CONSTRUCTOR_FAILED:
+    return death_kind::constructor_failed;
+  case pb::DEATH_KIND_OUT_OF_RESTARTS:
+    return death_kind::out_of_restarts;
+  case pb::DEATH_KIND_OWNER_DIED:
+    return death_kind::owner_died;
+  case pb::DEATH_KIND_JOB_ENDED:
+    return death_kind::job_ended;
+  case pb::DEATH_KIND_LOST:
+    return death_kind::lost;
+  default:
+    return death_kind::none;
+  }
+}
+
 } // namespace
 
 std::string encode(const job_record& r) {
@@ -104,6 +148,7 @@ std::string encode(const actor_record& r) {
   m.set_num_restarts(r.num_restarts);
   m.set_state(to_pb(r.state));
   m.set_death_cause(r.death_cause);
+  m.set_death_kind(to_pb(r.death_kind));
   to_pb(r.node, m.mutable_node_id());
   to_pb(r.owner, m.mutable_owner());
   m.set_creation_spec(r.creation_spec);
@@ -152,6 +197,7 @@ decoded decode(std::string_view bytes, actor_record& out, std::string& why) {
   out.max_restarts = m.max_restarts();
   out.num_restarts = m.num_restarts();
   out.death_cause = m.death_cause();
+  out.death_kind = from_pb(m.death_kind());
   out.node = from_pb<node_id>(m.node_id());
   out.owner = from_pb<worker_id>(m.owner());
   out.creation_spec = m.creation_spec();
@@ -173,6 +219,7 @@ decoded decode(std::string_view bytes, actor_record& out, std::string& why) {
         "actor in unknown state " + std::to_string(m.state()) + " marked dead";
     out.state = actor_state::dead;
     out.death_cause = "the control store held the actor in an unknown state";
+    out.death_kind = death_kind::lost;
     return decoded::repaired;
   }
 }

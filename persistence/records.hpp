@@ -38,6 +38,20 @@ enum class actor_state : std::uint8_t { pending, alive, restarting, dead };
 /// Returns "pending", "alive", "restarting" or "dead".
 const char* to_string(actor_state s) noexcept;
 
+/// Why an actor died, for code to act on (`death_cause` says it in words):
+/// the kinds of `prism::internal::death_kind`, in the same order. `none`
+/// while it lives, and in records written before kinds were stored.
+enum class death_kind : std::uint8_t {
+  none,
+  exited,
+  killed,
+  constructor_failed,
+  out_of_restarts,
+  owner_died,
+  job_ended,
+  lost,
+};
+
 /// Table `actors`: one actor for its whole life, with what it takes to
 /// re-create it.
 struct actor_record {
@@ -53,6 +67,7 @@ struct actor_record {
   actor_state state = actor_state::pending;
   /// Why the actor died; empty unless `state == actor_state::dead`.
   std::string death_cause;
+  persistence::death_kind death_kind = persistence::death_kind::none;
   /// Where the actor runs or last ran; nil while pending.
   node_id node;
   worker_id owner;

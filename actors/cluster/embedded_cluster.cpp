@@ -91,7 +91,6 @@ embedded_cluster::embedded_cluster(const config& cfg,
     n = node_resources(cfg, std::move(n));
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
   protocol::add_message_types(*sys_cfg_);
-  protocol::add_supervisor_message_types(*sys_cfg_);
   auto threads = cfg.scheduler_threads != 0
                      ? cfg.scheduler_threads
                      : std::max(2u, std::thread::hardware_concurrency());

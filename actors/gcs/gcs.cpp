@@ -54,6 +54,7 @@ struct actor_entry {
   node_id node;
   bool placed = false;
   std::int32_t incarnation = 0;
+  internal::death_kind death_kind = internal::death_kind::none;
   std::string death_cause;
   std::vector<caf::actor> subscribers;
   /// The spec as stored: encoded once, written with every change.
@@ -177,6 +178,18 @@ actor_state from_record(persistence::actor_state s) {
   return actor_state::dead;
 }
 
+// The two enums list the same kinds in the same order.
+static_assert(static_cast<int>(persistence::death_kind::lost) ==
+              static_cast<int>(internal::death_kind::lost));
+
+persistence::death_kind to_record(internal::death_kind k) {
+  return static_cast<persistence::death_kind>(k);
+}
+
+internal::death_kind from_record(persistence::death_kind k) {
+  return static_cast<internal::death_kind>(k);
+}
+
 std::string encode_spec(const internal::actor_spec& spec) {
   auto v = detail::encode(spec);
   return v.bytes ? std::string{v.bytes->begin(), v.bytes->end()}
@@ -207,6 +220,7 @@ persistence::actor_record record_of(const actor_entry& a) {
   r.num_restarts = a.incarnation;
   r.state = to_record(a.state);
   r.death_cause = a.death_cause;
+  r.death_kind = to_record(a.death_kind);
   r.node = a.node;
   r.owner = a.spec.owner;
   r.creation_spec = a.spec_bytes;
@@ -381,9 +395,13 @@ void broadcast_view(gcs_actor* self) {
 // -- actors -------------------------------------------------------------------
 
 protocol::actor_update update_of(const actor_entry& a) {
-  return protocol::actor_update{
-      a.spec.id,    a.state, a.host, a.incarnation, a.spec.max_task_retries,
-      a.death_cause};
+  return protocol::actor_update{a.spec.id,
+                                a.state,
+                                a.host,
+                                a.incarnation,
+                                a.spec.max_task_retries,
+                                a.death_kind,
+                                a.death_cause};
 }
 
 void publish(gcs_actor* self, const actor_entry& a) {
@@ -480,12 +498,15 @@ void forget_dead(gcs_actor* self) {
   }
 }
 
-void mark_dead(gcs_actor* self, actor_entry& a, const std::string& cause) {
+void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
+               const std::string& cause) {
   auto& st = self->state;
   if (a.state == actor_state::dead)
     return;
-  st.log->info("actor {} is dead: {}", a.spec.id.hex(), cause);
+  st.log->info("actor {} is dead ({}): {}", a.spec.id.hex(),
+               internal::to_string(kind), cause);
   a.state = actor_state::dead;
+  a.death_kind = kind;
   a.death_cause = cause;
   a.recovering = false;
   st.unclaimed.erase(a.spec.id);
@@ -523,7 +544,7 @@ void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
   release_node(self, a);
   auto max = a.spec.max_restarts;
   if (max >= 0 && a.incarnation >= max) {
-    mark_dead(self, a,
+    mark_dead(self, a, internal::death_kind::out_of_restarts,
               "its worker died (" + why +
                   ") and no restarts are left "
                   "(max_restarts=" +
@@ -643,7 +664,7 @@ void owner_gone(gcs_actor* self, const caf::actor_addr& owner) {
   st.by_owner.erase(i);
   for (auto& id : owned)
     if (auto a = st.actors.find(id); a != st.actors.end())
-      mark_dead(self, a->second,
+      mark_dead(self, a->second, internal::death_kind::owner_died,
                 "its owner died (the worker or driver that "
                 "created it, which it shares fate with)");
 }
@@ -807,6 +828,7 @@ void recover(gcs_actor* self, const gcs_config& cfg) {
     auto& a = st.actors[r.actor];
     a.state = from_record(r.state);
     a.incarnation = r.num_restarts;
+    a.death_kind = from_record(r.death_kind);
     a.death_cause = r.death_cause;
     a.node = r.node;
     a.spec_bytes = std::move(r.creation_spec);
@@ -826,10 +848,11 @@ void recover(gcs_actor* self, const gcs_config& cfg) {
       continue;
     }
     if (!spec) {
-      mark_dead(self, a,
+      mark_dead(self, a, internal::death_kind::lost,
                 "its creation spec in the control store is unreadable");
     } else if (fresh && !a.spec.detached) {
-      mark_dead(self, a, "its job ended when the cluster stopped");
+      mark_dead(self, a, internal::death_kind::job_ended,
+                "its job ended when the cluster stopped");
     } else if (fresh) {
       // Stopped with the cluster, not failed: it comes back without using
       // a restart.
@@ -877,7 +900,7 @@ void end_grace(gcs_actor* self) {
   st.unclaimed.clear();
   for (auto& id : unclaimed)
     if (auto a = st.actors.find(id); a != st.actors.end())
-      mark_dead(self, a->second,
+      mark_dead(self, a->second, internal::death_kind::owner_died,
                 "its owner did not report back after the control store "
                 "restarted");
 }
@@ -932,6 +955,7 @@ void resubscribe(gcs_actor* self, protocol::resubscribe_actors& msg) {
       protocol::actor_update u;
       u.actor = id;
       u.state = actor_state::dead;
+      u.death_kind = internal::death_kind::lost;
       u.death_cause =
           "the control store knows no such actor (it never existed, or "
           "it died long ago and was forgotten: see "
@@ -1037,7 +1061,8 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         }
         for (auto& [id, a] : st.actors)
           if (a.spec.job == msg.job && !a.spec.detached)
-            mark_dead(self, a, "its job ended");
+            mark_dead(self, a, internal::death_kind::job_ended,
+                      "its job ended");
         forget_lineage_of_job(self, msg.job);
         for (auto& [id, n] : st.nodes)
           if (n.info.alive)
@@ -1107,7 +1132,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
           self->demonitor(a->second.host);
           a->second.host = nullptr;
         }
-        mark_dead(self, a->second, msg.cause);
+        mark_dead(self, a->second, msg.kind, msg.cause);
       },
       [self](protocol::subscribe_actor& msg) {
         auto& st = self->state;
@@ -1116,6 +1141,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
           protocol::actor_update u;
           u.actor = msg.actor;
           u.state = actor_state::dead;
+          u.death_kind = internal::death_kind::lost;
           u.death_cause =
               "the control store knows no such actor (it never existed, or "
               "it died long ago and was forgotten: see "
@@ -1151,7 +1177,8 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         if (a == st.actors.end() || a->second.state == actor_state::dead)
           return reply_when_durable(self, caf::make_message(false));
         if (msg.no_restart) {
-          mark_dead(self, a->second, "it was killed (prism::kill)");
+          mark_dead(self, a->second, internal::death_kind::killed,
+                    "it was killed (prism::kill)");
         } else if (a->second.host) {
           // Its down message restarts it, or ends it if no restarts are left.
           self->send_exit(a->second.host, caf::exit_reason::kill);

@@ -38,17 +38,18 @@ typename Inspector::result_type inspect(Inspector& f, actor_started& x) {
            static_cast<unique_id&>(x.node));
 }
 
-/// actor host -> gcs: the instance ends for good: its factory threw, or a
-/// method called `exit_actor`.
+/// actor host -> gcs: the instance ends for good: its factory threw
+/// (`constructor_failed`), or a method called `exit_actor` (`exited`).
 struct actor_ended {
   actor_id actor;
   std::int32_t incarnation = 0;
+  internal::death_kind kind = internal::death_kind::none;
   std::string cause;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_ended& x) {
-  return f(static_cast<unique_id&>(x.actor), x.incarnation, x.cause);
+  return f(static_cast<unique_id&>(x.actor), x.incarnation, x.kind, x.cause);
 }
 
 } // namespace prism::protocol

@@ -39,20 +39,22 @@ typename Inspector::result_type inspect(Inspector& f, subscribe_actor& x) {
 }
 
 /// gcs -> owner: an actor's state changed. `host` is where calls go while
-/// alive; `incarnation` counts restarts.
+/// alive; `incarnation` counts restarts. Once dead, `death_kind` says why for
+/// code to act on, `death_cause` for people to read.
 struct actor_update {
   actor_id actor;
   internal::actor_state state = internal::actor_state::pending;
   caf::actor host;
   std::int32_t incarnation = 0;
   std::int32_t max_task_retries = 0;
+  internal::death_kind death_kind = internal::death_kind::none;
   std::string death_cause;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_update& x) {
   return f(static_cast<unique_id&>(x.actor), x.state, x.host, x.incarnation,
-           x.max_task_retries, x.death_cause);
+           x.max_task_retries, x.death_kind, x.death_cause);
 }
 
 /// anyone -> gcs: find a live named actor. Answered with `actor_found`.

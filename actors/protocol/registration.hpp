@@ -1,8 +1,12 @@
 #pragma once
 
 // Every type that crosses between Prism's components, registered in one place
-// so that the same actors can run in separate processes.
+// so that the same actors can run in separate processes. `message_types` is
+// the one list: registration walks it, and so does the round-trip test, which
+// needs a sample of each type.
 
+#include <algorithm>
+#include <cstddef>
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
@@ -11,6 +15,7 @@
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/kv.hpp"
+#include "protocol/lineage.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -19,26 +24,117 @@
 #include "protocol/owner_worker.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "protocol/supervisor.hpp"
 
 namespace prism::protocol {
 
-using message_types = caf::detail::type_list<
-    lease_request, lease_grant, lease_return, worker_lost, push_task, task_done,
-    submit_task, fetch_object, object_request, object_reply, worker_blocked,
-    worker_unblocked, kill_worker, count_workers, add_node, node_added,
-    node_info, std::vector<node_info>, start_job, job_started, finish_job,
-    list_nodes, resolve_actor_call, create_actor, subscribe_actor, actor_update,
-    lookup_actor, actor_found, kill_actor, locate_actor, actor_location,
-    host_actor, actor_started, actor_ended, actor_task, actor_task_done,
-    actor_tasks_done, detail::error_info, lease_spillback, cluster_view,
-    gcs_attach, watch_gcs, gcs_restarted, hosted_actor,
-    std::vector<hosted_actor>, resubscribe_actors, kv_put, kv_get, kv_value,
-    kv_del, kv_keys, query_resources, node_resources, query_task, lease_refused,
-    seal_result, store_object, pull_object, free_object, drop_objects,
-    count_objects, object_store_usage, read_object, put_object, object_freed,
-    adopt_object, add_borrower, remove_borrower>;
+/// A name to register a message type under, as a template argument.
+template <std::size_t N>
+struct message_name {
+  // Implicit, so that a string literal names a type in `message_type`.
+  constexpr message_name(const char (&name)[N]) {
+    std::copy_n(name, N, chars);
+  }
 
-/// Registers every message type with `cfg`.
+  char chars[N];
+};
+
+/// Message type `T` and the name it is registered under: processes agree on
+/// a type by its name, so a name never changes.
+template <class T, message_name Name>
+struct message_type {
+  using type = T;
+  static constexpr const char* name = Name.chars;
+};
+
+// One type a line, so that each is easy to find and to add.
+// clang-format off
+/// Every message type, the supervisor's included, with its name.
+using message_types = caf::detail::type_list<
+    message_type<lease_request, "prism.lease_request">,
+    message_type<lease_grant, "prism.lease_grant">,
+    message_type<lease_return, "prism.lease_return">,
+    message_type<worker_lost, "prism.worker_lost">,
+    message_type<push_task, "prism.push_task">,
+    message_type<task_done, "prism.task_done">,
+    message_type<submit_task, "prism.submit_task">,
+    message_type<fetch_object, "prism.fetch_object">,
+    message_type<object_request, "prism.object_request">,
+    message_type<add_borrower, "prism.add_borrower">,
+    message_type<remove_borrower, "prism.remove_borrower">,
+    message_type<object_reply, "prism.object_reply">,
+    message_type<worker_blocked, "prism.worker_blocked">,
+    message_type<worker_unblocked, "prism.worker_unblocked">,
+    message_type<kill_worker, "prism.kill_worker">,
+    message_type<count_workers, "prism.count_workers">,
+    message_type<query_resources, "prism.query_resources">,
+    message_type<node_resources, "prism.node_resources">,
+    message_type<query_task, "prism.query_task">,
+    message_type<lease_refused, "prism.lease_refused">,
+    message_type<add_node, "prism.add_node">,
+    message_type<node_added, "prism.node_added">,
+    message_type<node_info, "prism.node_info">,
+    message_type<std::vector<node_info>, "prism.node_info_list">,
+    message_type<start_job, "prism.start_job">,
+    message_type<job_started, "prism.job_started">,
+    message_type<finish_job, "prism.finish_job">,
+    message_type<list_nodes, "prism.list_nodes">,
+    message_type<resolve_actor_call, "prism.resolve_actor_call">,
+    message_type<create_actor, "prism.create_actor">,
+    message_type<subscribe_actor, "prism.subscribe_actor">,
+    message_type<actor_update, "prism.actor_update">,
+    message_type<lookup_actor, "prism.lookup_actor">,
+    message_type<actor_found, "prism.actor_found">,
+    message_type<kill_actor, "prism.kill_actor">,
+    message_type<locate_actor, "prism.locate_actor">,
+    message_type<actor_location, "prism.actor_location">,
+    message_type<host_actor, "prism.host_actor">,
+    message_type<actor_started, "prism.actor_started">,
+    message_type<actor_ended, "prism.actor_ended">,
+    message_type<actor_task, "prism.actor_task">,
+    message_type<actor_task_done, "prism.actor_task_done">,
+    message_type<actor_tasks_done, "prism.actor_tasks_done">,
+    message_type<detail::error_info, "prism.error_info">,
+    message_type<lease_spillback, "prism.lease_spillback">,
+    message_type<cluster_view, "prism.cluster_view">,
+    message_type<gcs_attach, "prism.gcs_attach">,
+    message_type<watch_gcs, "prism.watch_gcs">,
+    message_type<gcs_restarted, "prism.gcs_restarted">,
+    message_type<hosted_actor, "prism.hosted_actor">,
+    message_type<std::vector<hosted_actor>, "prism.hosted_actor_list">,
+    message_type<resubscribe_actors, "prism.resubscribe_actors">,
+    message_type<kv_put, "prism.kv_put">,
+    message_type<kv_get, "prism.kv_get">,
+    message_type<kv_value, "prism.kv_value">,
+    message_type<kv_del, "prism.kv_del">,
+    message_type<kv_keys, "prism.kv_keys">,
+    message_type<lineage_put, "prism.lineage_put">,
+    message_type<lineage_del, "prism.lineage_del">,
+    message_type<lineage_get, "prism.lineage_get">,
+    message_type<lineage_value, "prism.lineage_value">,
+    message_type<count_lineage, "prism.count_lineage">,
+    message_type<seal_result, "prism.seal_result">,
+    message_type<store_object, "prism.store_object">,
+    message_type<pull_object, "prism.pull_object">,
+    message_type<free_object, "prism.free_object">,
+    message_type<drop_objects, "prism.drop_objects">,
+    message_type<count_objects, "prism.count_objects">,
+    message_type<object_store_usage, "prism.object_store_usage">,
+    message_type<read_object, "prism.read_object">,
+    message_type<put_object, "prism.put_object">,
+    message_type<object_freed, "prism.object_freed">,
+    message_type<adopt_object, "prism.adopt_object">,
+    message_type<which_children, "prism.which_children">,
+    message_type<start_child, "prism.start_child">,
+    message_type<terminate_child, "prism.terminate_child">,
+    message_type<delete_child, "prism.delete_child">,
+    message_type<await_started, "prism.await_started">,
+    message_type<child_info, "prism.child_info">,
+    message_type<std::vector<child_info>, "prism.child_info_list">>;
+// clang-format on
+
+/// Registers every type of `message_types`, and the supervisor's error
+/// category, with `cfg`.
 void add_message_types(caf::actor_system_config& cfg);
 
 } // namespace prism::protocol

@@ -1,7 +1,8 @@
 #pragma once
 
 // The conversation between a supervisor and whoever manages it at run time:
-// requests, their replies, the errors it answers with, and their registration.
+// requests, their replies, and the errors it answers with (registered with
+// every other message type in protocol/registration.hpp).
 
 #include <cstdint>
 #include <string>
@@ -74,6 +75,19 @@ typename Inspector::result_type inspect(Inspector& f, delete_child& x) {
   return f(x.id);
 }
 
+/// supervisor -> child: answer once your start has completed (a child actor:
+/// its constructor ran and it is alive; a supervisor: its children started).
+/// Answered with an empty message, or an error if the start failed. Only
+/// children whose definition has a `start_timeout` are asked.
+struct await_started {
+  std::uint32_t unused = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, await_started& x) {
+  return f(x.unused);
+}
+
 // -- errors -------------------------------------------------------------------
 
 /// The errors a supervisor answers or exits with (error category
@@ -138,26 +152,18 @@ inline caf::error make_error(supervisor_errc x, std::string context) {
           caf::make_message(std::move(context))};
 }
 
-// -- registration -------------------------------------------------------------
+// -- rendering ----------------------------------------------------------------
 
-/// Registers the supervisor's message types and error category with `cfg`.
-inline void add_supervisor_message_types(caf::actor_system_config& cfg) {
-  cfg.add_message_type<which_children>("prism.which_children");
-  cfg.add_message_type<start_child>("prism.start_child");
-  cfg.add_message_type<terminate_child>("prism.terminate_child");
-  cfg.add_message_type<delete_child>("prism.delete_child");
-  cfg.add_message_type<child_info>("prism.child_info");
-  cfg.add_message_type<std::vector<child_info>>("prism.child_info_list");
-  // CAF 0.17.6's add_error_category<T> does not compile; render by hand.
-  cfg.add_error_category(
-      supervisor_error_category,
-      [](std::uint8_t code, caf::atom_value, const caf::message& context) {
-        std::string result = "supervisor: ";
-        result += to_string(static_cast<supervisor_errc>(code));
-        if (!context.empty())
-          result += " (" + caf::to_string(context) + ")";
-        return result;
-      });
+/// Renders a `supervisor_errc` error, with its context, for
+/// `caf::actor_system::render`; `add_message_types` (protocol/registration.hpp)
+/// registers it.
+inline std::string render_supervisor_error(std::uint8_t code, caf::atom_value,
+                                           const caf::message& context) {
+  std::string result = "supervisor: ";
+  result += to_string(static_cast<supervisor_errc>(code));
+  if (!context.empty())
+    result += " (" + caf::to_string(context) + ")";
+  return result;
 }
 
 } // namespace prism::protocol

@@ -1,10 +1,13 @@
 #include "supervisor/actor_child.hpp"
 
+#include <vector>
+
 #include <caf/all.hpp>
 
 #include "common/handlers.hpp"
 #include "common/log.hpp"
 #include "protocol/owner_gcs.hpp"
+#include "protocol/supervisor.hpp"
 
 namespace prism::actors {
 
@@ -12,22 +15,61 @@ namespace {
 
 constexpr auto create_timeout = std::chrono::seconds{10};
 
-/// The death cause the control store reports for an actor that called
-/// `exit_actor` (see actor_host.cpp): a normal exit for its supervisor.
-constexpr const char* exit_actor_cause =
-    "the actor exited by calling exit_actor";
-
 struct child_state {
   static inline const char* name = "actor_child";
 
   internal::actor_spec spec;
   caf::actor gcs;
+  /// The actor has been alive: its constructor ran.
+  bool started = false;
+  /// Requests (`await_started`) waiting for the actor to be alive.
+  std::vector<caf::response_promise> start_waiters;
 };
 
 using child_actor = caf::stateful_actor<child_state>;
 
 caf::error failure(const std::string& why) {
   return caf::make_error(caf::sec::runtime_error, why);
+}
+
+// Exits with `reason`; a start still awaited has failed.
+void end(child_actor* self, caf::error reason) {
+  auto& st = self->state;
+  for (auto& rp : st.start_waiters)
+    rp.deliver(protocol::make_error(protocol::supervisor_errc::start_failed,
+                                    st.spec.name));
+  st.start_waiters.clear();
+  self->quit(std::move(reason));
+}
+
+void on_update(child_actor* self, const protocol::actor_update& update) {
+  auto& st = self->state;
+  if (update.actor != st.spec.id)
+    return;
+  if (update.state == internal::actor_state::alive && !st.started) {
+    st.started = true;
+    for (auto& rp : st.start_waiters)
+      rp.deliver(caf::unit);
+    st.start_waiters.clear();
+    return;
+  }
+  if (update.state != internal::actor_state::dead)
+    return;
+  // Only an actor that ended itself finished its work; the kind says so,
+  // whatever the words of the cause.
+  if (update.death_kind == internal::death_kind::exited)
+    end(self, caf::exit_reason::normal);
+  else
+    end(self, failure(update.death_cause));
+}
+
+caf::result<void> on_await_started(child_actor* self) {
+  auto& st = self->state;
+  if (st.started)
+    return caf::unit;
+  auto rp = self->make_response_promise();
+  st.start_waiters.push_back(rp);
+  return rp;
 }
 
 caf::behavior child_behavior(child_actor* self, internal::actor_spec spec,
@@ -40,7 +82,7 @@ caf::behavior child_behavior(child_actor* self, internal::actor_spec spec,
   self->set_exit_handler([self](caf::exit_msg& msg) {
     self->send(self->state.gcs,
                protocol::kill_actor{self->state.spec.id, true});
-    self->quit(msg.reason);
+    end(self, msg.reason);
   });
   self->request(
           st.gcs, create_timeout,
@@ -48,24 +90,17 @@ caf::behavior child_behavior(child_actor* self, internal::actor_spec spec,
       .then(
           [self](detail::error_info& result) {
             if (result.code != errc::ok)
-              self->quit(failure("cannot create actor '" +
-                                 self->state.spec.name +
-                                 "': " + result.message));
+              end(self,
+                  failure("cannot create actor '" + self->state.spec.name +
+                          "': " + result.message));
           },
           [self](caf::error& err) {
-            self->quit(failure("cannot create actor '" + self->state.spec.name +
-                               "': " + self->system().render(err)));
+            end(self, failure("cannot create actor '" + self->state.spec.name +
+                              "': " + self->system().render(err)));
           });
   return {
-      [self](const protocol::actor_update& update) {
-        if (update.actor != self->state.spec.id ||
-            update.state != internal::actor_state::dead)
-          return;
-        if (update.death_cause == exit_actor_cause)
-          self->quit(caf::exit_reason::normal);
-        else
-          self->quit(failure(update.death_cause));
-      },
+      [self](const protocol::actor_update& update) { on_update(self, update); },
+      [self](protocol::await_started) { return on_await_started(self); },
   };
 }
 

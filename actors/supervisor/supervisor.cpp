@@ -67,6 +67,8 @@ struct supervisor_state {
   /// Requests waiting for a child to run (start) or to be down (terminate).
   waiter_map start_waiters;
   waiter_map stop_waiters;
+  /// Requests (`await_started`) waiting for every child to have started once.
+  std::vector<caf::response_promise> started_waiters;
   /// The reason to exit with once every child is down after `stop_all`.
   caf::error stop_reason;
 };
@@ -126,6 +128,13 @@ const child_definition* definition_of(supervisor_actor* self,
   return i != st.definitions.end() ? &i->second : nullptr;
 }
 
+// Whether the supervisor has started: every child was started once. One that
+// gives up or stops never has; `finish` answers those waiting for it.
+bool started_up(const supervision_core& core) {
+  return !core.starting_up() && !core.shutting_down() &&
+         core.escalation() == internal::escalation_cause::none;
+}
+
 // Answers the requests whose child reached the state they wait for.
 void settle(supervisor_actor* self) {
   auto& st = self->state;
@@ -147,14 +156,18 @@ void settle(supervisor_actor* self) {
     i = st.start_waiters.erase(i);
   }
   for (auto i = st.stop_waiters.begin(); i != st.stop_waiters.end();) {
-    auto info = core.find(i->first);
-    if (info && info->running) {
+    if (!core.down(i->first)) {
       ++i;
       continue;
     }
     for (auto& rp : i->second)
       rp.deliver(caf::unit);
     i = st.stop_waiters.erase(i);
+  }
+  if (started_up(core)) {
+    for (auto& rp : st.started_waiters)
+      rp.deliver(caf::unit);
+    st.started_waiters.clear();
   }
 }
 
@@ -169,6 +182,9 @@ void finish(supervisor_actor* self, caf::error reason) {
   };
   fail_all(st.start_waiters);
   fail_all(st.stop_waiters);
+  for (auto& rp : st.started_waiters)
+    rp.deliver(protocol::make_error(supervisor_errc::start_failed));
+  st.started_waiters.clear();
   self->quit(std::move(reason));
 }
 
@@ -198,6 +214,32 @@ void stop(supervisor_actor* self, const supervision_action& action) {
                      id, attempt);
 }
 
+void pump(supervisor_actor* self);
+
+// The child's start completed, unless it is down already.
+void on_child_started(supervisor_actor* self, const caf::actor& handle) {
+  auto& st = self->state;
+  auto i = st.id_of.find(handle.address());
+  if (i == st.id_of.end())
+    return;
+  st.log->debug("{}: child '{}' started", self->name(), i->second);
+  st.core->on_started(i->second, now(self));
+  pump(self);
+}
+
+// The child's start failed or took too long: it is killed, and its down
+// message tells the core that the start failed.
+void on_start_error(supervisor_actor* self, const caf::actor& handle,
+                    const caf::error& err) {
+  auto& st = self->state;
+  auto i = st.id_of.find(handle.address());
+  if (i == st.id_of.end())
+    return;
+  st.log->warn("{}: child '{}' failed to start: {}", self->name(), i->second,
+               self->system().render(err));
+  self->send_exit(handle, caf::exit_reason::kill);
+}
+
 void start(supervisor_actor* self, const std::string& id) {
   auto& st = self->state;
   auto def = definition_of(self, id);
@@ -224,7 +266,17 @@ void start(supervisor_actor* self, const std::string& id) {
   self->monitor(handle);
   st.id_of[handle.address()] = id;
   (*st.live)[id] = handle;
-  st.core->on_started(id, now(self));
+  if (!def->start_timeout) {
+    st.core->on_started(id, now(self));
+    return;
+  }
+  // The next child starts only once this one says it has started.
+  st.core->on_start_sent(id);
+  self->request(handle, *def->start_timeout, protocol::await_started{})
+      .then([self, handle] { on_child_started(self, handle); },
+            [self, handle](caf::error& err) {
+              on_start_error(self, handle, err);
+            });
 }
 
 void arm_wake(supervisor_actor* self, time_point at) {
@@ -240,7 +292,7 @@ void arm_wake(supervisor_actor* self, time_point at) {
 void pump(supervisor_actor* self) {
   auto& st = self->state;
   auto& core = *st.core;
-  while (!core.stop_in_flight()) {
+  while (!core.stop_in_flight() && !core.start_in_flight()) {
     auto plan = core.plan();
     if (plan.empty())
       break;
@@ -375,6 +427,14 @@ caf::behavior supervisor(supervisor_actor* self, supervision_core core,
       [self](protocol::terminate_child& req) {
         auto status = self->state.core->terminate_child(req.id);
         return await_child(self, status, req.id, self->state.stop_waiters);
+      },
+      [self](protocol::await_started) -> caf::result<void> {
+        auto& st = self->state;
+        if (started_up(*st.core))
+          return caf::unit;
+        auto rp = self->make_response_promise();
+        st.started_waiters.push_back(rp);
+        return rp;
       },
       [self](protocol::delete_child& req) -> caf::result<void> {
         auto status = self->state.core->delete_child(req.id);

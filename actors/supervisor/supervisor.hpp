@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +31,19 @@ struct child_definition {
   /// simple_one_for_one each instance gets its own id. Used when set.
   std::function<caf::actor(caf::actor_system&, const std::string& id)>
       start_named;
+  /// If set, the child's start completes only once the child answers
+  /// `protocol::await_started`, which the supervisor asks with this timeout;
+  /// no later child starts before. An error or no answer in time is a failed
+  /// start (the child is killed). If empty, the child counts as started as
+  /// soon as `start` returned it.
+  std::optional<std::chrono::milliseconds> start_timeout;
 };
 
-/// Spawns a supervisor that starts `children` in order and keeps them running
-/// as `flags` say (see README "Supervision trees"). Under simple_one_for_one,
+/// Spawns a supervisor that starts `children` in order, each once the one
+/// before has started (see `child_definition::start_timeout`), and keeps them
+/// running as `flags` say (see README "Supervision trees"). It answers
+/// `protocol::await_started` once every child was started once, so a
+/// supervisor is a child with a `start_timeout` too. Under simple_one_for_one,
 /// `children` holds exactly one definition, the template that every
 /// `protocol::start_child` request instantiates.
 ///
@@ -43,7 +54,7 @@ struct child_definition {
 /// `protocol::supervisor_errc::intensity_exceeded`, an abnormal reason its own
 /// supervisor restarts it for. If it is killed, its live children are killed
 /// with it. It answers the requests of protocol/supervisor.hpp, whose types
-/// `protocol::add_supervisor_message_types` registers.
+/// `protocol::add_message_types` registers.
 ///
 /// Throws `invalid_argument_error` on invalid flags, shutdown specs or ids, a
 /// child without a `start`, or a simple_one_for_one without exactly one

@@ -19,6 +19,13 @@ namespace {
 
 constexpr auto control_timeout = std::chrono::seconds{10};
 
+/// How long a child actor may take to be alive (placed, constructed) before
+/// its start counts as failed.
+constexpr auto actor_start_timeout = std::chrono::milliseconds{30'000};
+
+/// What a nested supervisor may take beyond its children's own starts.
+constexpr auto supervisor_start_slack = std::chrono::milliseconds{10'000};
+
 struct tree_env {
   caf::actor gcs;
   job_id job;
@@ -33,8 +40,14 @@ actors::child_definition definition_of(const child_spec& c,
   def.shutdown = c.shutdown_policy;
   if (c.is_supervisor) {
     std::vector<actors::child_definition> children;
-    for (auto& n : c.nested)
+    // Its children start one after the other, each within its own timeout.
+    auto timeout = supervisor_start_slack;
+    for (auto& n : c.nested) {
       children.push_back(definition_of(n, env));
+      timeout +=
+          children.back().start_timeout.value_or(std::chrono::milliseconds{0});
+    }
+    def.start_timeout = timeout;
     def.start = [flags = c.nested_flags,
                  children = std::move(children)](caf::actor_system& sys) {
       return actors::spawn_supervisor(sys, flags, children);
@@ -50,6 +63,7 @@ actors::child_definition definition_of(const child_spec& c,
   tmpl.resources = internal::resource_set{c.needs};
   // The supervisor restarts the child, not the control store.
   tmpl.max_restarts = 0;
+  def.start_timeout = actor_start_timeout;
   def.start_named = [tmpl, gcs = env.gcs](caf::actor_system& sys,
                                           const std::string& id) {
     auto spec = tmpl;

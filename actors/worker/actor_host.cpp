@@ -203,11 +203,12 @@ void construct(host_actor* self) {
   st.running = 1;
 }
 
-void end_instance(host_actor* self, const std::string& cause) {
+void end_instance(host_actor* self, internal::death_kind kind,
+                  const std::string& cause) {
   auto& st = self->state;
   st.ending = true;
-  self->send(st.cfg.gcs,
-             protocol::actor_ended{st.cfg.spec.id, st.cfg.incarnation, cause});
+  self->send(st.cfg.gcs, protocol::actor_ended{
+                             st.cfg.spec.id, st.cfg.incarnation, kind, cause});
   for (auto& call : st.queue) {
     protocol::actor_task_done done;
     done.actor = st.cfg.spec.id;
@@ -299,7 +300,8 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
         --st.running;
         if (!st.ready && !st.ending) {
           if (!st.inst->failure.empty()) {
-            end_instance(self, st.inst->failure);
+            end_instance(self, internal::death_kind::constructor_failed,
+                         st.inst->failure);
             return;
           }
           st.ready = true;
@@ -309,7 +311,8 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
                                              st.cfg.node});
         }
         if (st.inst->exit_requested.load() && !st.ending) {
-          end_instance(self, "the actor exited by calling exit_actor");
+          end_instance(self, internal::death_kind::exited,
+                       "the actor exited by calling exit_actor");
           return;
         }
         pump(self);

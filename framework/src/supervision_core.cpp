@@ -166,16 +166,28 @@ supervision_plan supervision_core::start_all() {
   return plan();
 }
 
+supervision_plan supervision_core::on_start_sent(const std::string& id) {
+  if (auto c = lookup(id);
+      c != nullptr && c->start_pending && c->status == child_status::stopped)
+    begin_start(*c);
+  return plan();
+}
+
 supervision_plan supervision_core::on_started(const std::string& id,
                                               time_point now) {
   auto c = lookup(id);
-  if (c == nullptr || !c->start_pending)
+  if (c == nullptr)
     return plan();
-  c->start_pending = false;
+  if (c->start_pending && c->status == child_status::stopped)
+    begin_start(*c); // a start that completed at once
+  if (c->status != child_status::starting)
+    return plan();
+  // A stop or a new start planned meanwhile (`must_stop`, `start_pending`)
+  // stays planned.
   c->status = child_status::running;
   c->ever_started = true;
   c->up_since = now;
-  if (c->reason == start_reason::restart)
+  if (c->in_flight == start_reason::restart)
     ++c->restarts;
   return plan();
 }
@@ -183,11 +195,23 @@ supervision_plan supervision_core::on_started(const std::string& id,
 supervision_plan supervision_core::on_start_failed(const std::string& id,
                                                    time_point now) {
   auto c = lookup(id);
-  if (c == nullptr || !c->start_pending)
+  if (c == nullptr)
     return plan();
-  c->start_pending = false;
+  if (c->start_pending && c->status == child_status::stopped)
+    begin_start(*c); // a start that failed at once
+  if (c->status != child_status::starting)
+    return plan();
   c->status = child_status::stopped;
-  switch (c->reason) {
+  // Asked to stop while it started: it is down, as asked.
+  auto ordered =
+      c->must_stop || shutting_down_ || escalation_ != escalation_cause::none;
+  c->must_stop = false;
+  if (ordered) {
+    if (c->forget_when_down)
+      forget(id);
+    return plan();
+  }
+  switch (c->in_flight) {
   case start_reason::initial:
     escalate(escalation_cause::start_failed);
     break;
@@ -196,8 +220,7 @@ supervision_plan supervision_core::on_start_failed(const std::string& id,
       forget(id);
     break;
   case start_reason::restart:
-    if (escalation_ == escalation_cause::none && !shutting_down_)
-      restart_after_failure(index_of(id), now);
+    restart_after_failure(index_of(id), now);
     break;
   }
   return plan();
@@ -216,6 +239,8 @@ supervision_plan supervision_core::on_exit(const std::string& id,
   auto c = lookup(id);
   if (c == nullptr || c->status == child_status::stopped)
     return plan();
+  if (c->status == child_status::starting)
+    return on_start_failed(id, now);
   auto ordered = c->must_stop || c->status == child_status::stopping ||
                  shutting_down_ || escalation_ != escalation_cause::none;
   c->status = child_status::stopped;
@@ -244,7 +269,7 @@ supervision_plan supervision_core::stop_all() {
   shutting_down_ = true;
   for (auto& c : children_) {
     c.start_pending = false;
-    if (c.status == child_status::running)
+    if (is_up(c))
       c.must_stop = true;
   }
   return plan();
@@ -293,7 +318,7 @@ command_status supervision_core::terminate_child(const std::string& id) {
   if (c == nullptr)
     return command_status::unknown_child;
   c->start_pending = false;
-  if (c->status == child_status::running)
+  if (is_up(*c))
     c->must_stop = true;
   if (c->spec.restart == restart_type::temporary) {
     if (c->status == child_status::stopped)
@@ -353,12 +378,36 @@ bool supervision_core::stop_in_flight() const noexcept {
   });
 }
 
+bool supervision_core::start_in_flight() const noexcept {
+  return std::any_of(children_.begin(), children_.end(), [](const child& c) {
+    return c.status == child_status::starting;
+  });
+}
+
+bool supervision_core::starting_up() const noexcept {
+  return std::any_of(children_.begin(), children_.end(), [](const child& c) {
+    return (c.start_pending && c.reason == start_reason::initial) ||
+           (c.status == child_status::starting &&
+            c.in_flight == start_reason::initial);
+  });
+}
+
+namespace {
+
+// A child counts as running from a completed start until it is down.
+template <class Child>
+child_info info_of(const Child& c, bool running) {
+  return child_info{c.spec.id, running, c.spec.restart, c.restarts};
+}
+
+} // namespace
+
 std::vector<child_info> supervision_core::which_children() const {
   std::vector<child_info> result;
   result.reserve(children_.size());
   for (auto& c : children_)
-    result.push_back(child_info{c.spec.id, c.status != child_status::stopped,
-                                c.spec.restart, c.restarts});
+    result.push_back(info_of(c, c.status == child_status::running ||
+                                    c.status == child_status::stopping));
   return result;
 }
 
@@ -366,14 +415,19 @@ std::optional<child_info> supervision_core::find(const std::string& id) const {
   auto c = lookup(id);
   if (c == nullptr)
     return std::nullopt;
-  return child_info{c->spec.id, c->status != child_status::stopped,
-                    c->spec.restart, c->restarts};
+  return info_of(*c, c->status == child_status::running ||
+                         c->status == child_status::stopping);
 }
 
 bool supervision_core::settled_down(const std::string& id) const {
   auto c = lookup(id);
   return c != nullptr && c->status == child_status::stopped &&
          !c->start_pending;
+}
+
+bool supervision_core::down(const std::string& id) const {
+  auto c = lookup(id);
+  return c == nullptr || c->status == child_status::stopped;
 }
 
 // -- internal helpers ---------------------------------------------------------
@@ -395,6 +449,17 @@ std::size_t supervision_core::index_of(const std::string& id) const {
   auto i = std::find_if(children_.begin(), children_.end(),
                         [&](const child& c) { return c.spec.id == id; });
   return static_cast<std::size_t>(i - children_.begin());
+}
+
+void supervision_core::begin_start(child& c) {
+  c.start_pending = false;
+  c.status = child_status::starting;
+  c.in_flight = c.reason;
+}
+
+bool supervision_core::is_up(const child& c) {
+  return c.status == child_status::running ||
+         c.status == child_status::starting;
 }
 
 void supervision_core::forget(const std::string& id) {
@@ -453,7 +518,7 @@ void supervision_core::restart_after_failure(std::size_t index,
       c.not_before = std::max(c.not_before, not_before);
       continue;
     }
-    if (c.status != child_status::running || c.must_stop)
+    if (!is_up(c) || c.must_stop)
       continue; // down, or being stopped for good: it stays down
     c.must_stop = true;
     if (c.spec.restart == restart_type::temporary) {
@@ -470,7 +535,7 @@ void supervision_core::escalate(escalation_cause cause) {
   escalation_ = cause;
   for (auto& c : children_) {
     c.start_pending = false;
-    if (c.status == child_status::running)
+    if (is_up(c))
       c.must_stop = true;
   }
 }

@@ -5,6 +5,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -82,6 +84,131 @@ std::vector<prism::child_spec> three_children() {
   return {prism::child_spec::actor("a", worker::create, 0),
           prism::child_spec::actor("b", worker::create, 100),
           prism::child_spec::actor("c", worker::create, 200)};
+}
+
+// -- start order --------------------------------------------------------------
+
+/// How long a slow constructor watches for another one to begin before it
+/// returns: a sibling started too early begins inside this window.
+constexpr std::chrono::milliseconds overlap_window{50};
+
+/// The constructors of `ordered` actors as they begin ("+a") and end ("-a").
+struct start_log {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::vector<std::string> events; // guarded by mu
+
+  void clear() {
+    std::lock_guard<std::mutex> guard{mu};
+    events.clear();
+  }
+
+  std::size_t size() {
+    std::lock_guard<std::mutex> guard{mu};
+    return events.size();
+  }
+
+  /// The events, separated by spaces.
+  std::string text() {
+    std::lock_guard<std::mutex> guard{mu};
+    std::string result;
+    for (auto& e : events)
+      result += (result.empty() ? "" : " ") + e;
+    return result;
+  }
+};
+
+start_log& starts() {
+  static start_log log;
+  return log;
+}
+
+/// An actor whose constructor records when it runs. A slow one waits, up to
+/// `overlap_window`, for another constructor to begin before it ends: with
+/// children started one at a time none does, so the log reads "+a -a +b -b";
+/// started together, the next one begins meanwhile ("+a +b -a").
+class ordered {
+public:
+  static ordered* create(std::string id, bool slow) {
+    auto& log = starts();
+    std::unique_lock<std::mutex> lock{log.mu};
+    log.events.push_back("+" + id);
+    log.changed.notify_all();
+    if (slow) {
+      auto seen = log.events.size();
+      log.changed.wait_for(lock, overlap_window,
+                           [&] { return log.events.size() > seen; });
+    }
+    log.events.push_back("-" + id);
+    log.changed.notify_all();
+    return new ordered{};
+  }
+
+  int ping() {
+    return 1;
+  }
+};
+
+PRISM_REMOTE(ordered::create, &ordered::ping);
+
+/// How often each start order is checked: a sibling started concurrently
+/// shows in most runs, not in all.
+constexpr int order_rounds = 20;
+
+// a and b are slow: a comes first in a start or a one_for_all restart, b in
+// a rest_for_one restart of b.
+std::vector<prism::child_spec> ordered_children() {
+  return {
+      prism::child_spec::actor("a", ordered::create, std::string{"a"}, true),
+      prism::child_spec::actor("b", ordered::create, std::string{"b"}, true),
+      prism::child_spec::actor("c", ordered::create, std::string{"c"}, false)};
+}
+
+std::optional<prism::actor_id> ordered_id(const std::string& name) {
+  if (auto h = prism::get_actor<ordered>(name))
+    return h->id();
+  return std::nullopt;
+}
+
+// Waits until `n` constructors have ended, then returns the log.
+std::string log_after(std::size_t n) {
+  BOOST_REQUIRE(wait_until([&] { return starts().size() >= n; }));
+  return starts().text();
+}
+
+// Kills the live instance of `name` that is not `old`, and returns its id.
+prism::actor_id crash_ordered(const std::string& name,
+                              const std::optional<prism::actor_id>& old) {
+  std::optional<prism::actor_id> now;
+  BOOST_REQUIRE(wait_until([&] {
+    now = ordered_id(name);
+    return now.has_value() && (!old || *now != *old);
+  }));
+  auto h = prism::get_actor<ordered>(name);
+  BOOST_REQUIRE(h.has_value());
+  prism::kill(*h);
+  return h->id();
+}
+
+// Restarts b `order_rounds` times under `strategy` and checks that each
+// restart constructs the children in `expected` order, one at a time.
+void check_restart_order(prism::restart_strategy strategy,
+                         const std::string& expected, std::size_t events) {
+  // The log is shared by every test in this process: start from nothing.
+  starts().clear();
+  auto tree = prism::supervisor::start(flags(strategy, 10 * order_rounds),
+                                       ordered_children());
+  BOOST_TEST(log_after(6) == "+a -a +b -b +c -c");
+  std::optional<prism::actor_id> b;
+  for (int round = 0; round < order_rounds; ++round) {
+    BOOST_TEST_CONTEXT("round " << round) {
+      // The round before ends with c constructed: it is alive or soon is.
+      BOOST_REQUIRE(wait_until([] { return ordered_id("c").has_value(); }));
+      starts().clear();
+      b = crash_ordered("b", b);
+      BOOST_TEST(log_after(events) == expected);
+    }
+  }
 }
 
 } // namespace supervision_tree_test
@@ -223,6 +350,28 @@ BOOST_AUTO_TEST_CASE(stopping_the_tree_stops_its_children) {
   BOOST_TEST(!tree.alive());
   BOOST_REQUIRE(
       wait_until([&] { return !id_of("a") && !id_of("b") && !id_of("c"); }));
+}
+
+BOOST_AUTO_TEST_CASE(children_start_one_at_a_time_in_order) {
+  for (int round = 0; round < order_rounds; ++round) {
+    BOOST_TEST_CONTEXT("round " << round) {
+      starts().clear();
+      auto tree = prism::supervisor::start(
+          flags(prism::restart_strategy::one_for_one), ordered_children(),
+          "start-order-" + std::to_string(round));
+      BOOST_TEST(log_after(6) == "+a -a +b -b +c -c");
+      tree.stop();
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(one_for_all_restarts_children_one_at_a_time_in_order) {
+  check_restart_order(prism::restart_strategy::one_for_all, "+a -a +b -b +c -c",
+                      6);
+}
+
+BOOST_AUTO_TEST_CASE(rest_for_one_restarts_children_one_at_a_time_in_order) {
+  check_restart_order(prism::restart_strategy::rest_for_one, "+b -b +c -c", 4);
 }
 
 BOOST_AUTO_TEST_CASE(simple_one_for_one_starts_children_on_demand) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "control_store.hpp"
+#include "store_layout.hpp"
 #include "test_support.hpp"
 
 using namespace prism;
@@ -56,6 +57,7 @@ BOOST_AUTO_TEST_CASE(actors_round_trip_with_their_creation_spec) {
   auto dead = sample_actor(1);
   dead.state = actor_state::dead;
   dead.death_cause = "owner died";
+  dead.death_kind = death_kind::owner_died;
   store.put_actor(dead);
   BOOST_TEST((store.get_actor(dead.actor) == dead));
   store.del_actor(dead.actor);

@@ -415,6 +415,74 @@ BOOST_AUTO_TEST_CASE(failed_restart_counts_as_a_failure) {
   BOOST_TEST(describe(core.on_start_failed("a", t0)) == "escalate");
 }
 
+// -- starts in flight ---------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(a_start_in_flight_completes_before_the_child_runs) {
+  supervision_core core{flags(restart_strategy::one_for_one),
+                        {spec("a"), spec("b")}};
+  core.start_all();
+  BOOST_TEST(describe(core.on_start_sent("a")) == "start:b");
+  BOOST_TEST(core.start_in_flight());
+  BOOST_TEST(core.starting_up());
+  BOOST_TEST(!running(core, "a"));
+  BOOST_TEST(!core.down("a"));
+  BOOST_TEST(describe(core.on_started("a", t0)) == "start:b");
+  BOOST_TEST(!core.start_in_flight());
+  BOOST_TEST(running(core, "a"));
+  BOOST_TEST(carry_out(core, t0) == "start:b");
+  BOOST_TEST(!core.starting_up());
+}
+
+BOOST_AUTO_TEST_CASE(child_that_exits_while_starting_failed_its_start) {
+  supervision_core core{flags(restart_strategy::one_for_one),
+                        {spec("a"), spec("b")}};
+  core.start_all();
+  core.on_started("a", t0);
+  core.on_start_sent("b");
+  BOOST_TEST(describe(core.on_exit("b", child_exit::normal, t0)) ==
+             "stop:a escalate");
+  BOOST_TEST((core.escalation() == escalation_cause::start_failed));
+}
+
+BOOST_AUTO_TEST_CASE(stop_all_during_a_start_stops_the_child_once_started) {
+  supervision_core core{flags(restart_strategy::one_for_one),
+                        {spec("a"), spec("b")}};
+  core.start_all();
+  core.on_start_sent("a");
+  BOOST_TEST(describe(core.stop_all()) == "exit");
+  BOOST_TEST(core.start_in_flight());
+  BOOST_TEST(describe(core.on_started("a", t0)) == "stop:a exit");
+}
+
+BOOST_AUTO_TEST_CASE(child_asked_to_stop_while_starting_may_fail_to_start) {
+  auto core =
+      started(flags(restart_strategy::one_for_one, 0), {spec("a"), spec("b")});
+  BOOST_TEST((core.terminate_child("b") == command_status::ok));
+  core.on_stop_sent("b");
+  core.on_exit("b", child_exit::shutdown, t0);
+  BOOST_TEST((core.start_child("b") == command_status::ok));
+  core.on_start_sent("b");
+  BOOST_TEST((core.terminate_child("b") == command_status::ok));
+  BOOST_TEST(describe(core.on_start_failed("b", t0)).empty());
+  BOOST_TEST((core.escalation() == escalation_cause::none));
+  BOOST_TEST(core.down("b"));
+}
+
+BOOST_AUTO_TEST_CASE(sibling_failure_restarts_a_starting_child_once_started) {
+  supervision_core core{flags(restart_strategy::one_for_all),
+                        {spec("a"), spec("b")}};
+  core.start_all();
+  core.on_started("a", t0);
+  core.on_start_sent("b");
+  // a fails while b starts: b stops once started, then both start again.
+  BOOST_TEST(describe(core.on_exit("a", child_exit::abnormal, t0)) ==
+             "start:a start:b");
+  BOOST_TEST(describe(core.on_started("b", t0)) == "stop:b start:a start:b");
+  BOOST_TEST(carry_out(core, t0) == "stop:b start:a start:b");
+  BOOST_TEST(core.find("a")->restarts == 1);
+  BOOST_TEST(core.find("b")->restarts == 1);
+}
+
 // -- backoff ------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(backoff_delay_doubles_up_to_max) {

@@ -19,6 +19,7 @@
 #include <caf/all.hpp>
 
 #include "prism/error.hpp"
+#include "protocol/registration.hpp"
 #include "protocol/supervisor.hpp"
 #include "supervisor/supervisor.hpp"
 
@@ -33,6 +34,7 @@ using std::chrono::seconds;
 
 using crash_atom = caf::atom_constant<caf::atom("crash")>;
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
+using ready_atom = caf::atom_constant<caf::atom("ready")>;
 
 // What happened to the children, in order: "start:a", "stop:a:crashed".
 struct journal {
@@ -63,17 +65,34 @@ std::string reason_name(const caf::error& reason) {
 }
 
 // A child that crashes or finishes when told. A stubborn one ignores requests
-// to stop; only a kill ends it.
+// to stop; only a kill ends it. A slow one has started only once told `ready`
+// (as a child actor has once its constructor ran), and answers
+// `await_started` then.
 caf::behavior probe(caf::event_based_actor* self, std::shared_ptr<journal> j,
-                    std::string id, bool stubborn) {
+                    std::string id, bool stubborn, bool slow) {
   if (stubborn)
     self->set_exit_handler([](caf::exit_msg&) {});
   self->attach_functor([j, id](const caf::error& reason) {
     j->events.push_back("stop:" + id + ":" + reason_name(reason));
   });
+  auto ready = std::make_shared<bool>(!slow);
+  auto waiting = std::make_shared<std::vector<caf::response_promise>>();
   return {
       [self](crash_atom) { self->quit(caf::sec::runtime_error); },
       [self](finish_atom) { self->quit(); },
+      [self, ready, waiting](protocol::await_started) -> caf::result<void> {
+        if (*ready)
+          return caf::unit;
+        waiting->push_back(self->make_response_promise());
+        return waiting->back();
+      },
+      [j, id, ready, waiting](ready_atom) {
+        j->events.push_back("ready:" + id);
+        *ready = true;
+        for (auto& rp : *waiting)
+          rp.deliver(caf::unit);
+        waiting->clear();
+      },
   };
 }
 
@@ -81,31 +100,44 @@ struct probe_options {
   restart_type restart = restart_type::permanent;
   shutdown_spec shutdown = {};
   bool stubborn = false;
+  /// If set, the supervisor waits this long for the probe to be `ready`.
+  std::optional<milliseconds> start_timeout;
 };
 
 child_definition probe_child(std::shared_ptr<journal> j, std::string id,
                              probe_options opts = {}) {
-  auto start = [j, id, stubborn = opts.stubborn](caf::actor_system& sys) {
-    auto handle = sys.spawn(probe, j, id, stubborn);
+  auto start = [j, id, stubborn = opts.stubborn,
+                slow = opts.start_timeout.has_value()](caf::actor_system& sys) {
+    auto handle = sys.spawn(probe, j, id, stubborn, slow);
     j->events.push_back("start:" + id);
     j->current[id] = handle;
     j->spawned.push_back(handle);
     return handle;
   };
-  return child_definition{id, start, opts.restart, opts.shutdown, {}};
+  return child_definition{
+      id, start, opts.restart, opts.shutdown, {}, opts.start_timeout};
 }
 
-// A child that is a supervisor itself.
-child_definition supervisor_child(std::shared_ptr<journal> j, std::string id,
-                                  supervisor_flags flags,
-                                  std::vector<child_definition> children) {
+probe_options slow_start(milliseconds timeout = seconds{5}) {
+  probe_options result;
+  result.start_timeout = timeout;
+  return result;
+}
+
+// A child that is a supervisor itself; with a start timeout, the parent waits
+// for it to have started its own children.
+child_definition
+supervisor_child(std::shared_ptr<journal> j, std::string id,
+                 supervisor_flags flags, std::vector<child_definition> children,
+                 std::optional<milliseconds> start_timeout = std::nullopt) {
   auto start = [j, id, flags, children](caf::actor_system& sys) {
     auto handle = spawn_supervisor(sys, flags, children);
     j->current[id] = handle;
     j->spawned.push_back(handle);
     return handle;
   };
-  return child_definition{id, start, restart_type::permanent, {}, {}};
+  return child_definition{id, start, restart_type::permanent,
+                          {}, {},    start_timeout};
 }
 
 supervisor_flags flags(restart_strategy strategy, int intensity = 10,
@@ -137,7 +169,7 @@ struct supervisor_fixture {
   static caf::actor_system_config& configure(caf::actor_system_config& c) {
     c.set("scheduler.policy", caf::atom("testing"));
     c.set("logger.file-verbosity", caf::atom("quiet"));
-    protocol::add_supervisor_message_types(c);
+    protocol::add_message_types(c);
     return c;
   }
 
@@ -436,6 +468,7 @@ BOOST_AUTO_TEST_CASE(failed_start_at_start_up_makes_the_supervisor_exit) {
                           [](caf::actor_system&) { return caf::actor{}; },
                           restart_type::permanent,
                           {},
+                          {},
                           {}};
   auto sup = spawn_supervisor(sys, flags(restart_strategy::one_for_one),
                               {probe_child(j, "a"), broken});
@@ -445,6 +478,94 @@ BOOST_AUTO_TEST_CASE(failed_start_at_start_up_makes_the_supervisor_exit) {
   BOOST_TEST(j->take() == "start:a stop:a:shutdown");
   BOOST_REQUIRE(reason->has_value());
   BOOST_TEST(is(**reason, supervisor_errc::start_failed));
+}
+
+// -- starts that take time ----------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(each_child_starts_once_the_one_before_it_has_started) {
+  auto sup = spawn(flags(restart_strategy::one_for_one),
+                   {probe_child(j, "a", slow_start()),
+                    probe_child(j, "b", slow_start()), probe_child(j, "c")});
+  BOOST_TEST(j->take() == "start:a");
+  BOOST_TEST(!which_children(sup)[0].running);
+  tell("a", ready_atom::value);
+  BOOST_TEST(j->take() == "ready:a start:b");
+  BOOST_TEST(which_children(sup)[0].running);
+  tell("b", ready_atom::value);
+  BOOST_TEST(j->take() == "ready:b start:c");
+}
+
+BOOST_AUTO_TEST_CASE(one_for_all_restart_starts_each_child_after_the_last) {
+  spawn(flags(restart_strategy::one_for_all),
+        {probe_child(j, "a", slow_start()), probe_child(j, "b", slow_start()),
+         probe_child(j, "c", slow_start())});
+  for (auto id : {"a", "b", "c"})
+    tell(id, ready_atom::value);
+  j->take();
+  tell("b", crash_atom::value);
+  BOOST_TEST(j->take() ==
+             "stop:b:crashed stop:c:shutdown stop:a:shutdown start:a");
+  tell("a", ready_atom::value);
+  BOOST_TEST(j->take() == "ready:a start:b");
+  tell("b", ready_atom::value);
+  BOOST_TEST(j->take() == "ready:b start:c");
+}
+
+BOOST_AUTO_TEST_CASE(child_not_started_in_time_fails_the_start_up) {
+  auto sup =
+      spawn_supervisor(sys, flags(restart_strategy::one_for_one),
+                       {probe_child(j, "a", slow_start(milliseconds{1000})),
+                        probe_child(j, "b")});
+  supervisors.push_back(sup);
+  auto reason = watch(sup);
+  drain();
+  BOOST_TEST(j->take() == "start:a");
+  advance(milliseconds{999});
+  BOOST_TEST(j->take().empty());
+  advance(milliseconds{1});
+  // Killed for being late; b never starts, and the supervisor gives up.
+  BOOST_TEST(j->take() == "stop:a:killed");
+  BOOST_REQUIRE(reason->has_value());
+  BOOST_TEST(is(**reason, supervisor_errc::start_failed));
+}
+
+BOOST_AUTO_TEST_CASE(child_that_dies_while_starting_fails_the_start_up) {
+  auto sup =
+      spawn_supervisor(sys, flags(restart_strategy::one_for_one),
+                       {probe_child(j, "a"), probe_child(j, "b", slow_start()),
+                        probe_child(j, "c")});
+  supervisors.push_back(sup);
+  auto reason = watch(sup);
+  drain();
+  BOOST_TEST(j->take() == "start:a start:b");
+  tell("b", crash_atom::value);
+  BOOST_TEST(j->take() == "stop:b:crashed stop:a:shutdown");
+  BOOST_REQUIRE(reason->has_value());
+  BOOST_TEST(is(**reason, supervisor_errc::start_failed));
+}
+
+BOOST_AUTO_TEST_CASE(shutdown_during_a_start_stops_the_child_once_started) {
+  auto sup = spawn(flags(restart_strategy::one_for_one),
+                   {probe_child(j, "a", slow_start()), probe_child(j, "b")});
+  BOOST_TEST(j->take() == "start:a");
+  auto reason = watch(sup);
+  caf::anon_send_exit(sup, caf::exit_reason::user_shutdown);
+  drain();
+  BOOST_TEST(!reason->has_value());
+  tell("a", ready_atom::value);
+  BOOST_TEST(j->take() == "ready:a stop:a:shutdown");
+  BOOST_REQUIRE(reason->has_value());
+  BOOST_TEST((**reason == caf::exit_reason::user_shutdown));
+}
+
+BOOST_AUTO_TEST_CASE(nested_supervisor_has_started_once_its_children_have) {
+  auto inner = supervisor_child(
+      j, "inner", supervisor_flags{},
+      {probe_child(j, "w", slow_start()), probe_child(j, "v")}, seconds{5});
+  spawn(flags(restart_strategy::one_for_one), {inner, probe_child(j, "z")});
+  BOOST_TEST(j->take() == "start:w");
+  tell("w", ready_atom::value);
+  BOOST_TEST(j->take() == "ready:w start:v start:z");
 }
 
 // -- backoff ------------------------------------------------------------------
@@ -531,7 +652,7 @@ BOOST_AUTO_TEST_CASE(invalid_flags_are_rejected_at_spawn) {
   f.period = milliseconds{0};
   BOOST_CHECK_THROW(spawn_supervisor(sys, f, {probe_child(j, "a")}),
                     invalid_argument_error);
-  child_definition no_start{"a", {}, restart_type::permanent, {}, {}};
+  child_definition no_start{"a", {}, restart_type::permanent, {}, {}, {}};
   BOOST_CHECK_THROW(spawn_supervisor(sys, supervisor_flags{}, {no_start}),
                     invalid_argument_error);
 }

@@ -98,7 +98,8 @@ struct shutdown_spec {
 /// One child as `which_children` reports it, in start order.
 struct child_info {
   std::string id;
-  /// Whether the child's actor is alive (it may be on its way down).
+  /// Whether the child has started (its start completed) and is not down
+  /// yet (it may be on its way down).
   bool running = false;
   restart_type restart = restart_type::permanent;
   /// How often the supervisor has started this child again after a failure,

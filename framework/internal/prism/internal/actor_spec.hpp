@@ -57,4 +57,49 @@ inline const char* to_string(actor_state s) {
   return "unknown";
 }
 
+/// Why an actor died, for the code that acts on it (a supervisor, an owner);
+/// the death cause next to it says the same in words, for people.
+enum class death_kind : std::uint8_t {
+  /// Not dead, or dead for a reason the control store did not record.
+  none,
+  /// A method called `exit_actor`: the actor finished its work.
+  exited,
+  /// Killed on request (`prism::kill`, or its stand-in stopping it).
+  killed,
+  /// It never ran: its factory threw or called `exit_actor`, or no factory
+  /// of that name is registered.
+  constructor_failed,
+  /// Its instance was lost (its worker or node died) with no restarts left.
+  out_of_restarts,
+  /// Its owner, which it shares fate with, died or never reported back
+  /// after the control store restarted.
+  owner_died,
+  /// Its job ended.
+  job_ended,
+  /// The control store cannot re-create it, or no longer knows it.
+  lost,
+};
+
+inline const char* to_string(death_kind k) {
+  switch (k) {
+  case death_kind::none:
+    return "none";
+  case death_kind::exited:
+    return "exited";
+  case death_kind::killed:
+    return "killed";
+  case death_kind::constructor_failed:
+    return "constructor_failed";
+  case death_kind::out_of_restarts:
+    return "out_of_restarts";
+  case death_kind::owner_died:
+    return "owner_died";
+  case death_kind::job_ended:
+    return "job_ended";
+  case death_kind::lost:
+    return "lost";
+  }
+  return "unknown";
+}
+
 } // namespace prism::internal

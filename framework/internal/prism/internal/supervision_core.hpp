@@ -130,18 +130,26 @@ public:
   /// makes the supervisor escalate (cause `start_failed`).
   supervision_plan start_all();
 
-  /// The executor started `id`.
+  /// The executor began to start `id`, and will report `on_started` or
+  /// `on_start_failed` once the child says how its start went. Until then the
+  /// start is in flight and the child neither runs nor is down.
+  supervision_plan on_start_sent(const std::string& id);
+
+  /// `id` started: at once (no `on_start_sent` before), or the start in
+  /// flight completed. A child asked to stop meanwhile stops now.
   supervision_plan on_started(const std::string& id, time_point now);
 
-  /// The executor could not start `id`. During `start_all` this escalates;
-  /// for `start_child`/`add_child` the child stays stopped (a new dynamic
-  /// child is dropped); for a restart it counts as an abnormal exit.
+  /// The executor could not start `id`, or its start in flight failed. During
+  /// `start_all` this escalates; for `start_child`/`add_child` the child stays
+  /// stopped (a new dynamic child is dropped); for a restart it counts as an
+  /// abnormal exit. A child asked to stop meanwhile is simply down.
   supervision_plan on_start_failed(const std::string& id, time_point now);
 
   /// The executor asked `id` to stop (or killed it); its exit is on the way.
   supervision_plan on_stop_sent(const std::string& id);
 
-  /// `id` went down. If the supervisor was stopping it, that is the end of
+  /// `id` went down. If its start was in flight, the start failed (see
+  /// `on_start_failed`). If the supervisor was stopping it, that is the end of
   /// the stop. Otherwise, by its restart type: a permanent child, and a
   /// transient one that exited abnormally, is restarted with its siblings as
   /// the strategy says (past the intensity: escalation); a temporary child is
@@ -179,6 +187,14 @@ public:
   /// Whether a child was asked to stop and is not down yet.
   bool stop_in_flight() const noexcept;
 
+  /// Whether a child's start was sent and has not completed yet.
+  bool start_in_flight() const noexcept;
+
+  /// Whether a start planned by `start_all` has not completed yet: false once
+  /// every child was started once (or failed to), so the supervisor itself
+  /// counts as started.
+  bool starting_up() const noexcept;
+
   /// Whether the supervisor gave up, and why.
   escalation_cause escalation() const noexcept {
     return escalation_;
@@ -199,6 +215,10 @@ public:
   /// for it failed or was cancelled. False for unknown children.
   bool settled_down(const std::string& id) const;
 
+  /// Whether `id` is down: not running, not stopping, not starting. True for
+  /// unknown children.
+  bool down(const std::string& id) const;
+
   const supervisor_flags& flags() const noexcept {
     return flags_;
   }
@@ -206,7 +226,13 @@ public:
 private:
   // -- member types -----------------------------------------------------------
 
-  enum class child_status : std::uint8_t { stopped, running, stopping };
+  enum class child_status : std::uint8_t {
+    stopped,
+    /// The start was sent and has not completed.
+    starting,
+    running,
+    stopping
+  };
 
   enum class start_reason : std::uint8_t { initial, restart, command };
 
@@ -217,7 +243,10 @@ private:
     bool must_stop = false;
     /// The plan starts this child.
     bool start_pending = false;
+    /// Why the plan starts it.
     start_reason reason = start_reason::initial;
+    /// Why the start in flight was made (a new start may be planned already).
+    start_reason in_flight = start_reason::initial;
     time_point not_before{};
     /// Forget the child once it is down (a temporary child stopped by the
     /// supervisor).
@@ -237,6 +266,12 @@ private:
   const child* lookup(const std::string& id) const;
 
   std::size_t index_of(const std::string& id) const;
+
+  /// Marks the planned start of `c` as sent.
+  static void begin_start(child& c);
+
+  /// Whether `c` is alive or about to be: its actor may need stopping.
+  static bool is_up(const child& c);
 
   void forget(const std::string& id);
 
