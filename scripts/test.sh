@@ -33,7 +33,7 @@ bash scripts/install-deps.sh
 if [[ $check_format -eq 1 ]]; then
   echo "test.sh: checking clang-format"
   dirs=()
-  for d in framework actors persistence examples tests; do
+  for d in framework actors persistence examples tests tools; do
     [[ -d "$d" ]] && dirs+=("$d")
   done
   if [[ ${#dirs[@]} -gt 0 ]]; then

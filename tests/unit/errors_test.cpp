@@ -21,12 +21,12 @@ BOOST_AUTO_TEST_CASE(worker_crashed_and_timeout_are_retryable) {
 }
 
 BOOST_AUTO_TEST_CASE(failures_that_would_repeat_are_not_retryable) {
-  for (auto code : {prism::errc::task_failed, prism::errc::function_not_found,
-                    prism::errc::invalid_argument, prism::errc::type_mismatch,
-                    prism::errc::registration_failed, prism::errc::owner_died,
-                    prism::errc::unschedulable, prism::errc::object_lost,
-                    prism::errc::reconstruction_failed,
-                    prism::errc::storage_corrupt}) {
+  for (auto code :
+       {prism::errc::task_failed, prism::errc::function_not_found,
+        prism::errc::invalid_argument, prism::errc::type_mismatch,
+        prism::errc::registration_failed, prism::errc::owner_died,
+        prism::errc::unschedulable, prism::errc::object_lost,
+        prism::errc::reconstruction_failed, prism::errc::storage_corrupt}) {
     BOOST_TEST_CONTEXT("code " << prism::to_string(code)) {
       BOOST_TEST(!prism::is_retryable(code));
     }

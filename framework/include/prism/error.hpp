@@ -214,10 +214,8 @@ public:
   /// `file` and `offset` locate the damage, when it is known where it is.
   storage_corrupt_error(const std::string& message, std::string path,
                         std::string file = {}, std::uint64_t offset = 0)
-      : error(errc::storage_corrupt, message),
-        path_(std::move(path)),
-        file_(std::move(file)),
-        offset_(offset) {}
+      : error(errc::storage_corrupt, message), path_(std::move(path)),
+        file_(std::move(file)), offset_(offset) {}
 
   /// The store's directory.
   const std::string& path() const noexcept {
