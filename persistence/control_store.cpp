@@ -140,6 +140,10 @@ void check_logs_before_open(const std::string& path,
   auto logs = check_logs(path);
   if (logs.torn_tail())
     log->warn("control store at {}: {}", path, describe(logs));
+  for (const auto& d : logs.harmless)
+    log->warn("control store at {}: {} at offset {} ({}) is unreadable, but "
+              "the writes after it go on with the next sequence number",
+              path, d.file, d.offset, d.what);
   if (!logs.damaged_in_the_middle())
     return;
   const auto& d = *logs.damage;

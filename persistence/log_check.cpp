@@ -227,8 +227,19 @@ private:
       note(offset, "a record too short for a write batch");
       return;
     }
+    auto sequence = write_batches_ ? read_le64(batch.data()) : 0;
+    auto count = write_batches_ ? read_le32(batch.data() + 8) : 0;
+    if (report_.damage && report_.after_damage.empty() && next_sequence_ != 0 &&
+        sequence == next_sequence_) {
+      // The writes go on where they stopped before the damage: nothing
+      // that was applied is lost there.
+      report_.harmless.push_back(*report_.damage);
+      report_.damage.reset();
+    }
     if (!report_.damage) {
       ++report_.batches;
+      if (write_batches_)
+        next_sequence_ = sequence + count;
       return;
     }
     logged_batch b;
@@ -298,6 +309,9 @@ private:
   const table_names& names_;
   log_report& report_;
   bool write_batches_;
+  /// The sequence number of the write after the last intact batch before
+  /// any damage; 0 while unknown.
+  std::uint64_t next_sequence_ = 0;
   std::string file_;
   std::string bytes_;
   /// The fragments read so far of a record cut into several.
@@ -344,7 +358,8 @@ log_report check_logs(const std::string& dir, const table_names& names) {
   for (fs::directory_iterator it{dir, ec}, end; !ec && it != end;
        it.increment(ec)) {
     auto name = it->path().filename().string();
-    if (auto n = log_number(name); n && it->is_regular_file())
+    std::error_code type_ec;
+    if (auto n = log_number(name); n && it->is_regular_file(type_ec))
       logs.emplace_back(*n, name);
   }
   if (ec)

@@ -78,6 +78,10 @@ struct log_report {
   /// The intact records after the damage, in this log and later ones: the
   /// acknowledged writes that recovery past the damage would drop.
   std::vector<logged_batch> after_damage;
+  /// Damage after which the writes go on with the very next sequence
+  /// number: it held no write that was ever applied (say, the torn tail of
+  /// an older log, followed by the log written after the crash).
+  std::vector<log_damage> harmless;
 
   /// Whether damage is followed by intact records: the store must not be
   /// opened as it is.

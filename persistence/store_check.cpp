@@ -72,8 +72,12 @@ void back_up(const std::string& from, const std::string& to) {
   fs::create_directories(to, ec);
   if (ec)
     throw store_error(kind::io, "cannot create " + to + ": " + ec.message());
-  for (const auto& e : fs::directory_iterator{from}) {
-    if (!e.is_regular_file())
+  fs::directory_iterator files{from, ec};
+  if (ec)
+    throw store_error(kind::io, "cannot list " + from + ": " + ec.message());
+  for (const auto& e : files) {
+    std::error_code type_ec;
+    if (!e.is_regular_file(type_ec))
       continue;
     auto target = fs::path{to} / e.path().filename();
     if (e.path().extension() == ".sst") {
@@ -151,8 +155,10 @@ store_repair repair_store(const std::string& path, const std::string& backup) {
     store_lock lock{path};
     // Read again under the lock: nobody changes the logs from here on.
     found.logs = check_logs(path, names_of(path));
-    if (!found.repairable())
-      return out;
+    if (!found.logs.damaged_in_the_middle())
+      throw store_error(kind::io, "control store at " + path +
+                                      " changed while it was checked; "
+                                      "nothing was changed: check it again");
     back_up(path, backup);
     drop_log_damage(path, found.logs);
   }

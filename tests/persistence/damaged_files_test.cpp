@@ -16,6 +16,8 @@
 
 #include <sys/wait.h>
 
+#include <rocksdb/db.h>
+
 #include "control_store.hpp"
 #include "store_check.hpp"
 #include "test_support.hpp"
@@ -163,6 +165,47 @@ BOOST_AUTO_TEST_CASE(garbage_in_the_last_log_record_is_dropped) {
   auto log = newest_log(dir.path());
   flip(log, fs::file_size(log) - 4, 4);
   BOOST_TEST((keys_after_open(dir.path()) == first_keys(num_keys - 1)));
+}
+
+BOOST_AUTO_TEST_CASE(torn_older_log_followed_by_the_next_writes_is_opened) {
+  // A crash tore the last record of a log; RocksDB recovered the store
+  // without flushing it, so that log stays, and new writes went on in a
+  // newer log, with the sequence numbers after the last intact record.
+  temp_dir dir;
+  populate(dir.path());
+  auto old_log = newest_log(dir.path());
+  cut(old_log, 5);
+  {
+    rocksdb::Options o;
+    o.avoid_flush_during_recovery = true;
+    o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+    std::vector<std::string> names;
+    BOOST_REQUIRE(rocksdb::DB::ListColumnFamilies(o, dir.path(), &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    for (const auto& n : names)
+      cfs.emplace_back(n, rocksdb::ColumnFamilyOptions{o});
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* db = nullptr;
+    BOOST_REQUIRE(rocksdb::DB::Open(o, dir.path(), cfs, &handles, &db).ok());
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == "kv")
+        BOOST_REQUIRE(db->Put(wo, handles[i],
+                              layout::scoped_key("ns", "after-the-crash"), "v")
+                          .ok());
+    for (auto* h : handles)
+      db->DestroyColumnFamilyHandle(h);
+    BOOST_REQUIRE(db->Close().ok());
+    delete db;
+  }
+  BOOST_REQUIRE(fs::exists(old_log));
+  auto found = check_store(dir.path());
+  BOOST_TEST(found.sound());
+  BOOST_TEST(found.logs.harmless.size() == 1u);
+  auto keys = keys_after_open(dir.path());
+  BOOST_TEST(keys.count("after-the-crash") == 1u);
+  BOOST_TEST(keys.count(key_of(num_keys - 2)) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(manifest_damage_in_the_middle_is_refused) {

@@ -44,6 +44,10 @@ void print_logs(const log_report& logs, std::ostream& out) {
   out << " (" << logs.batches << " records read before any damage)\n";
   if (logs.torn_tail())
     out << "note: " << describe(logs) << "\n";
+  for (const auto& d : logs.harmless)
+    out << "note: " << d.file << " at offset " << d.offset << " (" << d.what
+        << "): unreadable, but the writes after it go on with the next "
+           "sequence number, so it held nothing that was applied\n";
 }
 
 } // namespace
