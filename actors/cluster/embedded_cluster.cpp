@@ -21,6 +21,7 @@
 #include "prism/detail/function_registry.hpp"
 #include "prism/internal/thread_annotations.hpp"
 #include "prism/task.hpp"
+#include "protocol/gcs_keeper.hpp"
 #include "protocol/lineage.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -28,6 +29,7 @@
 #include "protocol/raylet_worker.hpp"
 #include "protocol/registration.hpp"
 #include "protocol/supervisor.hpp"
+#include "protocol/testing.hpp"
 #include "raylet/raylet.hpp"
 
 namespace prism::actors {
@@ -155,7 +157,7 @@ bool embedded_cluster::ask_keeper_bool(caf::atom_value what) {
 }
 
 bool embedded_cluster::stop_gcs() {
-  return ask_keeper_bool(gcs_stop_atom::value);
+  return ask_keeper_bool(protocol::gcs_stop_atom::value);
 }
 
 bool embedded_cluster::start_gcs() {
@@ -164,7 +166,7 @@ bool embedded_cluster::start_gcs() {
   bool started = false;
   std::string why;
   caf::scoped_actor self{*sys_};
-  self->request(keeper_, control_timeout, gcs_start_atom::value)
+  self->request(keeper_, control_timeout, protocol::gcs_start_atom::value)
       .receive(
           [&](bool ok, std::string& failure) {
             started = ok;
@@ -278,7 +280,7 @@ void embedded_cluster::stop() {
       if (auto p = d.lock())
         drivers.push_back(std::move(p));
   }
-  bool gcs_up = ask_keeper_bool(gcs_up_atom::value);
+  bool gcs_up = ask_keeper_bool(protocol::gcs_up_atom::value);
   for (auto& d : drivers) {
     d->fail_all(err);
     if (gcs_up) {
@@ -301,7 +303,7 @@ void embedded_cluster::stop() {
   // it is, so detached actors come back when a cluster starts again on the
   // same storage.
   if (keeper_) {
-    ask_keeper_bool(gcs_close_atom::value);
+    ask_keeper_bool(protocol::gcs_close_atom::value);
     caf::anon_send_exit(keeper_, caf::exit_reason::user_shutdown);
     keeper_ = nullptr;
   }
@@ -500,7 +502,7 @@ void embedded_cluster::await_views() {
     auto raylets = live_raylets();
     bool all = true;
     for (auto& r : raylets)
-      self->request(r, control_timeout, view_size_atom::value)
+      self->request(r, control_timeout, protocol::view_size_atom::value)
           .receive([&](std::uint64_t n) { all = all && n >= raylets.size(); },
                    [&](caf::error&) { all = false; });
     if (all || std::chrono::steady_clock::now() > deadline)

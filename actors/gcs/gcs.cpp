@@ -9,7 +9,7 @@
 
 #include <caf/all.hpp>
 
-#include "common/handlers.hpp"
+#include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs_storage.hpp"
 #include "prism/detail/value.hpp"
@@ -19,6 +19,7 @@
 #include "protocol/lineage.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
+#include "protocol/testing.hpp"
 
 namespace prism::actors {
 

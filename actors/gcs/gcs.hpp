@@ -51,21 +51,6 @@ caf::actor spawn_gcs(caf::actor_system& sys, gcs_config cfg);
 caf::actor spawn_gcs_endpoint(caf::actor_system& sys,
                               std::chrono::milliseconds wait);
 
-/// What the control store's keeper answers to, each a request from a
-/// thread outside the scheduler:
-/// - `gcs_stop_atom` -> bool: kills the control store as a crash would and
-///   does not start it again; false if none was running.
-/// - `gcs_start_atom` -> (bool, string): starts a control store on the
-///   storage after a stop; (false, why) if the storage cannot be opened,
-///   (false, "") if one is running.
-/// - `gcs_close_atom` -> bool: stops the control store, closes its storage
-///   and ends the keeper.
-/// - `gcs_up_atom` -> bool: whether a control store is running.
-using gcs_stop_atom = caf::atom_constant<caf::atom("gcs_stop")>;
-using gcs_start_atom = caf::atom_constant<caf::atom("gcs_start")>;
-using gcs_close_atom = caf::atom_constant<caf::atom("gcs_close")>;
-using gcs_up_atom = caf::atom_constant<caf::atom("gcs_up")>;
-
 struct gcs_keeper_config {
   /// The endpoint that each new control store attaches to.
   caf::actor endpoint;
@@ -79,7 +64,8 @@ struct gcs_keeper_config {
   std::chrono::milliseconds max_backoff{1000};
 };
 
-/// Spawns the control store's supervisor, on a thread of its own (opening
+/// Spawns the control store's supervisor (its messages are in
+/// protocol/gcs_keeper.hpp), on a thread of its own (opening
 /// the storage reads the disk). It starts a control store on `storage` as
 /// `gcs_start::fresh_cluster`, and whenever one dies unasked (its storage
 /// failed a write, or it crashed) it opens the storage again and starts a

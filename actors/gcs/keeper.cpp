@@ -5,11 +5,12 @@
 
 #include <caf/all.hpp>
 
-#include "common/handlers.hpp"
+#include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_storage.hpp"
 #include "prism/internal/backoff.hpp"
+#include "protocol/gcs_keeper.hpp"
 #include "protocol/gcs_restart.hpp"
 
 namespace prism::actors {
@@ -167,7 +168,7 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
   });
   spawn_instance(self, gcs_start::fresh_cluster);
   return {
-      [self](gcs_stop_atom) -> caf::result<bool> {
+      [self](protocol::gcs_stop_atom) -> caf::result<bool> {
         auto& st = self->state;
         st.next = keeper_state::on_down::stay_down;
         if (!st.instance)
@@ -176,7 +177,7 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
         st.waiting.push_back(self->make_response_promise());
         return st.waiting.back();
       },
-      [self](gcs_start_atom) -> caf::result<bool, std::string> {
+      [self](protocol::gcs_start_atom) -> caf::result<bool, std::string> {
         auto& st = self->state;
         if (st.instance)
           return {false, std::string{}};
@@ -191,7 +192,7 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
           schedule_retry(self, st.retries.next());
         return {why.empty(), why};
       },
-      [self](gcs_close_atom) -> caf::result<bool> {
+      [self](protocol::gcs_close_atom) -> caf::result<bool> {
         auto& st = self->state;
         st.next = keeper_state::on_down::close;
         if (!st.instance) {
@@ -204,7 +205,9 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
         st.waiting.push_back(self->make_response_promise());
         return st.waiting.back();
       },
-      [self](gcs_up_atom) { return static_cast<bool>(self->state.instance); },
+      [self](protocol::gcs_up_atom) {
+        return static_cast<bool>(self->state.instance);
+      },
       [self](retry_atom) { retry(self); },
   };
 }

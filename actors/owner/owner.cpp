@@ -11,7 +11,7 @@
 
 #include <caf/all.hpp>
 
-#include "common/handlers.hpp"
+#include "common/default_handlers.hpp"
 #include "common/lineage_record.hpp"
 #include "common/log.hpp"
 #include "prism/internal/task_state.hpp"
@@ -23,6 +23,7 @@
 #include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/owner_worker.hpp"
+#include "protocol/testing.hpp"
 
 namespace prism::actors {
 

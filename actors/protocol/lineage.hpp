@@ -57,13 +57,4 @@ typename Inspector::result_type inspect(Inspector& f, lineage_value& x) {
   return f(x.found, x.task_spec);
 }
 
-/// For tests: how many lineage records the control store keeps; answered
-/// with `std::uint64_t`.
-struct count_lineage {};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, count_lineage&) {
-  return f();
-}
-
 } // namespace prism::protocol

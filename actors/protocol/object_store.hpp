@@ -64,34 +64,6 @@ typename Inspector::result_type inspect(Inspector& f, free_object& x) {
   return f(x.id, x.attempt);
 }
 
-/// anyone -> raylet: lose every object in the node's store, as a crash of
-/// the store would (fault injection). Answered with the number dropped.
-struct drop_objects {};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, drop_objects&) {
-  return f();
-}
-
-/// anyone -> raylet: how much the node's store holds. Answered with
-/// `object_store_usage`.
-struct count_objects {};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, count_objects&) {
-  return f();
-}
-
-struct object_store_usage {
-  std::uint64_t objects = 0;
-  std::uint64_t bytes = 0;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, object_store_usage& x) {
-  return f(x.objects, x.bytes);
-}
-
 /// API thread -> its own owner: the value of one of the owner's objects kept
 /// in a node's store, rebuilt first if that copy was lost. Answered with
 /// `object_reply`.

@@ -25,18 +25,6 @@ typename Inspector::result_type inspect(Inspector& f, submit_task& x) {
   return f(x.spec, x.held);
 }
 
-/// anyone -> an owner: the state of one of its tasks (see task_state.hpp).
-/// Answered with the state's name, or "" if the owner no longer tracks the
-/// task (it ended, or was never submitted there).
-struct query_task {
-  task_id task;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, query_task& x) {
-  return f(x.task);
-}
-
 /// API thread -> its own owner: fetch a borrowed object from `owner` into
 /// the local memory store.
 struct fetch_object {

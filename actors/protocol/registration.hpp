@@ -25,6 +25,7 @@
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
 #include "protocol/supervisor.hpp"
+#include "protocol/testing.hpp"
 
 namespace prism::protocol {
 

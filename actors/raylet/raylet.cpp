@@ -8,7 +8,7 @@
 
 #include <caf/all.hpp>
 
-#include "common/handlers.hpp"
+#include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/object_store.hpp"
@@ -16,6 +16,7 @@
 #include "protocol/owner_raylet.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "protocol/testing.hpp"
 #include "raylet/worker_pool.hpp"
 #include "worker/actor_host.hpp"
 #include "worker/worker.hpp"
@@ -467,7 +468,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());
       },
-      [self](view_size_atom) {
+      [self](protocol::view_size_atom) {
         auto& view = self->state.view;
         return static_cast<std::uint64_t>(std::count_if(
             view.begin(), view.end(), [](const auto& n) { return n.alive; }));

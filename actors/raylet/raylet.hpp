@@ -37,8 +37,4 @@ struct raylet_config {
 /// Its workers and actors die with it.
 caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg);
 
-/// Asks a raylet how many live nodes its cluster view holds (std::uint64_t),
-/// itself included once the control store has told it.
-using view_size_atom = caf::atom_constant<caf::atom("view_size")>;
-
 } // namespace prism::actors

@@ -7,7 +7,7 @@
 
 #include <caf/all.hpp>
 
-#include "common/handlers.hpp"
+#include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "prism/error.hpp"
 #include "prism/internal/supervision_core.hpp"

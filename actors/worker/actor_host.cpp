@@ -5,7 +5,7 @@
 
 #include <caf/all.hpp>
 
-#include "common/handlers.hpp"
+#include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "common/user_errors.hpp"
 #include "owner/owner_client.hpp"

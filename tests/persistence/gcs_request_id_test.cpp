@@ -18,6 +18,7 @@
 #include "gcs/gcs_client.hpp"
 #include "gcs/gcs_storage.hpp"
 #include "prism/error.hpp"
+#include "protocol/gcs_keeper.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/registration.hpp"
 #include "test_support.hpp"
@@ -57,7 +58,7 @@ public:
 
   ~gcs_on_disk() {
     caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, actors::gcs_close_atom::value)
+    self->request(keeper_, 10s, protocol::gcs_close_atom::value)
         .receive([](bool) {}, [](caf::error&) {});
     caf::anon_send_exit(endpoint_, caf::exit_reason::user_shutdown);
     actors::set_gcs_wait(60s);
@@ -80,7 +81,7 @@ public:
   /// Kills the control store as a crash would; requests wait meanwhile.
   void stop() {
     caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, actors::gcs_stop_atom::value)
+    self->request(keeper_, 10s, protocol::gcs_stop_atom::value)
         .receive([](bool) {},
                  [](caf::error& e) { BOOST_FAIL("stop: " << to_string(e)); });
   }
@@ -88,7 +89,7 @@ public:
   /// Starts a control store that recovers from the disk.
   void start() {
     caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, actors::gcs_start_atom::value)
+    self->request(keeper_, 10s, protocol::gcs_start_atom::value)
         .receive(
             [](bool started, const std::string& why) {
               BOOST_REQUIRE_MESSAGE(started, "start: " << why);

@@ -23,6 +23,7 @@
 #include "gcs/gcs_client.hpp"
 #include "gcs/gcs_storage.hpp"
 #include "prism/error.hpp"
+#include "protocol/gcs_keeper.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/registration.hpp"
 #include "test_support.hpp"
@@ -74,7 +75,7 @@ public:
     if (!keeper_)
       return;
     caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, actors::gcs_close_atom::value)
+    self->request(keeper_, 10s, protocol::gcs_close_atom::value)
         .receive([](bool) {},
                  [](caf::error& e) { BOOST_FAIL("close: " << to_string(e)); });
     keeper_ = nullptr;

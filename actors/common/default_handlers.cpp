@@ -1,4 +1,4 @@
-#include "common/handlers.hpp"
+#include "common/default_handlers.hpp"
 
 #include <caf/all.hpp>
 
