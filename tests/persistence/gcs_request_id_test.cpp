@@ -10,17 +10,9 @@
 #include <string>
 #include <tuple>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/scoped_actor.hpp>
-
-#include "gcs/gcs.hpp"
-#include "gcs/gcs_client.hpp"
-#include "gcs/gcs_storage.hpp"
+#include "gcs_fixture.hpp"
 #include "prism/error.hpp"
-#include "protocol/gcs_keeper.hpp"
 #include "protocol/kv.hpp"
-#include "protocol/registration.hpp"
 #include "test_support.hpp"
 
 using namespace prism;
@@ -37,85 +29,23 @@ protocol::request_id request(std::uint64_t seq) {
   return protocol::request_id{client, seq};
 }
 
-/// A control store on a disk that fails on demand, with its endpoint and the
-/// keeper that starts it again.
-class gcs_on_disk {
-public:
-  gcs_on_disk() : sys_(make_config()) {
-    actors::set_gcs_wait(10s);
-    endpoint_ = actors::spawn_gcs_endpoint(sys_, 10s);
-    actors::gcs_keeper_config kc;
-    kc.endpoint = endpoint_;
-    kc.open_storage = [path = dir_.path(), fs = fs_] {
-      auto opts = options_for(path);
-      opts.file_system = fs;
-      return actors::gcs_storage::open(opts);
-    };
-    kc.recovery_grace = 50ms;
-    kc.max_backoff = 20ms;
-    keeper_ = actors::spawn_gcs_keeper(sys_, kc, kc.open_storage());
-  }
-
-  ~gcs_on_disk() {
-    caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, protocol::gcs_close_atom::value)
-        .receive([](bool) {}, [](caf::error&) {});
-    caf::anon_send_exit(endpoint_, caf::exit_reason::user_shutdown);
-    actors::set_gcs_wait(60s);
-  }
+/// The control store over a disk that fails on demand, written to as a
+/// client writes.
+struct gcs_on_disk : gcs_on_failing_disk {
+  gcs_on_disk() : gcs_on_failing_disk(10s) {}
 
   /// Sends `msg` as a client does (`ask_gcs`) and returns the answer.
   template <class Msg>
   bool send(const Msg& msg) {
-    return actors::ask_gcs<bool>(sys_, endpoint_, msg, "test write");
+    return ask<bool>(msg, "test write");
   }
 
   std::optional<std::string> get(const std::string& key) {
-    auto r = actors::ask_gcs<protocol::kv_value>(
-        sys_, endpoint_, protocol::kv_get{ns, key}, "test read");
+    auto r = ask<protocol::kv_value>(protocol::kv_get{ns, key}, "test read");
     if (!r.found)
       return std::nullopt;
     return r.value;
   }
-
-  /// Kills the control store as a crash would; requests wait meanwhile.
-  void stop() {
-    caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, protocol::gcs_stop_atom::value)
-        .receive([](bool) {},
-                 [](caf::error& e) { BOOST_FAIL("stop: " << to_string(e)); });
-  }
-
-  /// Starts a control store that recovers from the disk.
-  void start() {
-    caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, protocol::gcs_start_atom::value)
-        .receive(
-            [](bool started, const std::string& why) {
-              BOOST_REQUIRE_MESSAGE(started, "start: " << why);
-            },
-            [](caf::error& e) { BOOST_FAIL("start: " << to_string(e)); });
-  }
-
-  failing_fs& disk() {
-    return *fs_;
-  }
-
-private:
-  static caf::actor_system_config& make_config() {
-    static caf::actor_system_config cfg = [] {
-      caf::actor_system_config c;
-      protocol::add_message_types(c);
-      return c;
-    }();
-    return cfg;
-  }
-
-  temp_dir dir_;
-  std::shared_ptr<failing_fs> fs_ = std::make_shared<failing_fs>();
-  caf::actor_system sys_;
-  caf::actor endpoint_;
-  caf::actor keeper_;
 };
 
 } // namespace

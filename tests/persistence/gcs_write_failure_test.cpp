@@ -14,18 +14,10 @@
 #include <utility>
 #include <vector>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/scoped_actor.hpp>
-
 #include "control_store.hpp"
-#include "gcs/gcs.hpp"
-#include "gcs/gcs_client.hpp"
-#include "gcs/gcs_storage.hpp"
+#include "gcs_fixture.hpp"
 #include "prism/error.hpp"
-#include "protocol/gcs_keeper.hpp"
 #include "protocol/kv.hpp"
-#include "protocol/registration.hpp"
 #include "test_support.hpp"
 
 using namespace prism;
@@ -44,79 +36,20 @@ std::string value(int i) {
   return "value-" + std::to_string(i) + std::string(64, 'v');
 }
 
-/// A control store on a failing file system: its endpoint, and the keeper
-/// that starts it again whenever it stops.
-class gcs_on_failing_disk {
-public:
-  explicit gcs_on_failing_disk(std::chrono::milliseconds wait)
-      : sys_(make_config()) {
-    actors::set_gcs_wait(wait);
-    endpoint_ = actors::spawn_gcs_endpoint(sys_, wait);
-    actors::gcs_keeper_config kc;
-    kc.endpoint = endpoint_;
-    kc.open_storage = [path = dir_.path(), fs = fs_] {
-      auto opts = options_for(path);
-      opts.file_system = fs;
-      return actors::gcs_storage::open(opts);
-    };
-    kc.recovery_grace = 50ms;
-    kc.max_backoff = 20ms;
-    keeper_ = actors::spawn_gcs_keeper(sys_, kc, kc.open_storage());
-  }
-
-  ~gcs_on_failing_disk() {
-    close();
-    caf::anon_send_exit(endpoint_, caf::exit_reason::user_shutdown);
-    actors::set_gcs_wait(60s);
-  }
-
-  /// Stops the control store and closes its storage.
-  void close() {
-    if (!keeper_)
-      return;
-    caf::scoped_actor self{sys_};
-    self->request(keeper_, 10s, protocol::gcs_close_atom::value)
-        .receive([](bool) {},
-                 [](caf::error& e) { BOOST_FAIL("close: " << to_string(e)); });
-    keeper_ = nullptr;
-  }
+/// The control store over a failing disk, with the writes of these tests.
+struct failing_disk_gcs : gcs_on_failing_disk {
+  using gcs_on_failing_disk::gcs_on_failing_disk;
 
   bool put(int i) {
-    return actors::ask_gcs<bool>(
-        sys_, endpoint_, protocol::kv_put{ns, key(i), value(i), true}, "put");
+    return ask<bool>(protocol::kv_put{ns, key(i), value(i), true}, "put");
   }
 
   std::optional<std::string> get(int i) {
-    auto r = actors::ask_gcs<protocol::kv_value>(
-        sys_, endpoint_, protocol::kv_get{ns, key(i)}, "get");
+    auto r = ask<protocol::kv_value>(protocol::kv_get{ns, key(i)}, "get");
     if (!r.found)
       return std::nullopt;
     return r.value;
   }
-
-  failing_fs& disk() {
-    return *fs_;
-  }
-
-  const temp_dir& dir() const {
-    return dir_;
-  }
-
-private:
-  static caf::actor_system_config& make_config() {
-    static caf::actor_system_config cfg = [] {
-      caf::actor_system_config c;
-      protocol::add_message_types(c);
-      return c;
-    }();
-    return cfg;
-  }
-
-  temp_dir dir_;
-  std::shared_ptr<failing_fs> fs_ = std::make_shared<failing_fs>();
-  caf::actor_system sys_;
-  caf::actor endpoint_;
-  caf::actor keeper_;
 };
 
 /// The store at `path`, opened on a healthy disk.
@@ -131,7 +64,7 @@ BOOST_AUTO_TEST_SUITE(gcs_write_failure)
 
 BOOST_AUTO_TEST_CASE(failed_write_is_an_error_and_the_gcs_restarts_durable) {
   constexpr int acked = 50;
-  gcs_on_failing_disk gcs{10s};
+  failing_disk_gcs gcs{10s};
   auto path = gcs.dir().path();
   for (int i = 0; i < acked; ++i)
     BOOST_TEST(!gcs.put(i));
@@ -163,7 +96,7 @@ BOOST_AUTO_TEST_CASE(failed_write_is_an_error_and_the_gcs_restarts_durable) {
 }
 
 BOOST_AUTO_TEST_CASE(a_disk_that_stays_broken_fails_requests_after_the_wait) {
-  gcs_on_failing_disk gcs{300ms};
+  failing_disk_gcs gcs{300ms};
   BOOST_TEST(!gcs.put(0));
   gcs.disk().fail_syncs = true;
   BOOST_CHECK_THROW(gcs.put(1), gcs_unavailable_error);
