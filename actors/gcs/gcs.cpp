@@ -179,9 +179,21 @@ actor_state from_record(persistence::actor_state s) {
   return actor_state::dead;
 }
 
-// The two enums list the same kinds in the same order.
-static_assert(static_cast<int>(persistence::death_kind::lost) ==
-              static_cast<int>(internal::death_kind::lost));
+// The two enums list the same kinds in the same order, so a cast converts:
+// every kind is checked, not just the last.
+static_assert([] {
+  using p = persistence::death_kind;
+  using i = internal::death_kind;
+  auto same = [](p a, i b) {
+    return static_cast<int>(a) == static_cast<int>(b);
+  };
+  return same(p::none, i::none) && same(p::exited, i::exited) &&
+         same(p::killed, i::killed) &&
+         same(p::constructor_failed, i::constructor_failed) &&
+         same(p::out_of_restarts, i::out_of_restarts) &&
+         same(p::owner_died, i::owner_died) &&
+         same(p::job_ended, i::job_ended) && same(p::lost, i::lost);
+}());
 
 persistence::death_kind to_record(internal::death_kind k) {
   return static_cast<persistence::death_kind>(k);
