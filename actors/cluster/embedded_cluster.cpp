@@ -267,9 +267,8 @@ void embedded_cluster::end_job(owner_client& driver) {
   caf::anon_send_exit(driver.owner_handle(), caf::exit_reason::user_shutdown);
 }
 
-void embedded_cluster::stop() {
-  if (!sys_)
-    return;
+// Fails what every driver waits for and records the end of its job.
+void embedded_cluster::end_jobs() {
   detail::error_info err;
   err.code = errc::not_initialized;
   err.message = "prism was shut down";
@@ -292,7 +291,12 @@ void embedded_cluster::stop() {
           .receive([](bool) {}, [](caf::error&) {});
     }
   }
-  drivers.clear();
+}
+
+void embedded_cluster::stop() {
+  if (!sys_)
+    return;
+  end_jobs();
   driver_.reset();
   // Owners first: their stores fail pending objects, so a task blocked in
   // `get` returns; then the nodes, which take their workers and actors along.

@@ -122,6 +122,7 @@ private:
   };
 
   void stop();
+  void end_jobs();
   void start_control_store();
   /// The head node (the first started), where drivers attach.
   node_entry head() const;

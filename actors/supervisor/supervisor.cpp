@@ -214,7 +214,7 @@ void stop(supervisor_actor* self, const supervision_action& action) {
                      id, attempt);
 }
 
-void pump(supervisor_actor* self);
+void carry_out_plan(supervisor_actor* self);
 
 // The child's start completed, unless it is down already.
 void on_child_started(supervisor_actor* self, const caf::actor& handle) {
@@ -224,7 +224,7 @@ void on_child_started(supervisor_actor* self, const caf::actor& handle) {
     return;
   st.log->debug("{}: child '{}' started", self->name(), i->second);
   st.core->on_started(i->second, now(self));
-  pump(self);
+  carry_out_plan(self);
 }
 
 // The child's start failed or took too long: it is killed, and its down
@@ -289,7 +289,7 @@ void arm_wake(supervisor_actor* self, time_point at) {
 
 // Carries out the plan up to the next thing to wait for: a child going down,
 // or the time of a delayed start.
-void pump(supervisor_actor* self) {
+void carry_out_plan(supervisor_actor* self) {
   auto& st = self->state;
   auto& core = *st.core;
   while (!core.stop_in_flight() && !core.start_in_flight()) {
@@ -346,7 +346,7 @@ void on_child_down(supervisor_actor* self, caf::down_msg& msg) {
   st.log->info("{}: child '{}' exited ({}): {}", self->name(), id,
                to_string(how), self->system().render(msg.reason));
   st.core->on_exit(id, how, now(self));
-  pump(self);
+  carry_out_plan(self);
 }
 
 void on_stop_timeout(supervisor_actor* self, const std::string& id,
@@ -372,7 +372,7 @@ void on_exit_request(supervisor_actor* self, caf::exit_msg& msg) {
   if (!st.stop_reason)
     st.stop_reason = msg.reason;
   st.core->stop_all();
-  pump(self);
+  carry_out_plan(self);
 }
 
 // Answers `command` now if it failed, else once `settle` sees it done.
@@ -386,8 +386,34 @@ caf::response_promise await_child(supervisor_actor* self, command_status status,
     return rp;
   }
   waiters[id].push_back(rp);
-  pump(self);
+  carry_out_plan(self);
   return rp;
+}
+
+// Answered once every child has started (at once if they have).
+caf::result<void> on_await_started(supervisor_actor* self) {
+  auto& st = self->state;
+  if (started_up(*st.core))
+    return caf::unit;
+  auto rp = self->make_response_promise();
+  st.started_waiters.push_back(rp);
+  return rp;
+}
+
+caf::result<void> on_delete(supervisor_actor* self,
+                            const protocol::delete_child& req) {
+  auto status = self->state.core->delete_child(req.id);
+  if (status != command_status::ok)
+    return to_error(status, req.id);
+  return caf::unit;
+}
+
+// The time of a delayed start came.
+void on_wake(supervisor_actor* self) {
+  auto& st = self->state;
+  if (st.wake_at && *st.wake_at <= now(self))
+    st.wake_at.reset();
+  carry_out_plan(self);
 }
 
 caf::behavior supervisor(supervisor_actor* self, supervision_core core,
@@ -415,7 +441,7 @@ caf::behavior supervisor(supervisor_actor* self, supervision_core core,
     live->clear();
   });
   st.core->start_all();
-  pump(self);
+  carry_out_plan(self);
   return {
       [self](protocol::which_children) {
         return self->state.core->which_children();
@@ -428,29 +454,12 @@ caf::behavior supervisor(supervisor_actor* self, supervision_core core,
         auto status = self->state.core->terminate_child(req.id);
         return await_child(self, status, req.id, self->state.stop_waiters);
       },
-      [self](protocol::await_started) -> caf::result<void> {
-        auto& st = self->state;
-        if (started_up(*st.core))
-          return caf::unit;
-        auto rp = self->make_response_promise();
-        st.started_waiters.push_back(rp);
-        return rp;
-      },
-      [self](protocol::delete_child& req) -> caf::result<void> {
-        auto status = self->state.core->delete_child(req.id);
-        if (status != command_status::ok)
-          return to_error(status, req.id);
-        return caf::unit;
-      },
+      [self](protocol::await_started) { return on_await_started(self); },
+      [self](protocol::delete_child& req) { return on_delete(self, req); },
       [self](stop_timeout_atom, const std::string& id, std::uint64_t attempt) {
         on_stop_timeout(self, id, attempt);
       },
-      [self](wake_atom) {
-        auto& st = self->state;
-        if (st.wake_at && *st.wake_at <= now(self))
-          st.wake_at.reset();
-        pump(self);
-      },
+      [self](wake_atom) { on_wake(self); },
   };
 }
 

@@ -222,7 +222,9 @@ void end_instance(host_actor* self, internal::death_kind kind,
   self->quit(caf::exit_reason::normal);
 }
 
-void pump(host_actor* self) {
+// Hands queued calls to the pool, up to the actor's concurrency: in batches
+// when the actor runs one call at a time.
+void run_queued(host_actor* self) {
   auto& st = self->state;
   if (!st.ready || st.ending)
     return;
@@ -246,6 +248,67 @@ void pump(host_actor* self) {
   }
 }
 
+// Tells the control store that the instance runs.
+void report_started(host_actor* self) {
+  auto& st = self->state;
+  self->send(st.cfg.gcs, protocol::actor_started{
+                             st.cfg.spec.id, st.cfg.incarnation,
+                             caf::actor_cast<caf::actor>(self), st.cfg.node});
+}
+
+// The instance's owner client: what the actor's own calls own lives there.
+std::shared_ptr<owner_client>
+make_owner_client(host_actor* self,
+                  std::shared_ptr<internal::memory_store> store,
+                  const worker_id& self_id) {
+  auto& st = self->state;
+  owner_client::config oc;
+  oc.self = self_id;
+  oc.node = st.cfg.node;
+  oc.job = st.cfg.spec.job;
+  oc.raylet = st.cfg.raylet;
+  oc.gcs = st.cfg.gcs;
+  oc.ns = st.cfg.spec.ns;
+  oc.store = std::move(store);
+  oc.max_inline_bytes = st.cfg.max_inline_bytes;
+  oc.directory = st.cfg.directory;
+  return std::make_shared<owner_client>(self->system(), std::move(oc));
+}
+
+void on_call(host_actor* self, protocol::actor_task& call) {
+  self->state.queue.push_back(std::move(call));
+  run_queued(self);
+}
+
+// A new control store learns from this that the instance runs; one still
+// constructing reports when it is done, as always.
+void on_gcs_restarted(host_actor* self) {
+  auto& st = self->state;
+  if (st.ready && !st.ending)
+    report_started(self);
+}
+
+// A batch of calls (or the constructor) ran on the pool.
+void on_ran(host_actor* self) {
+  auto& st = self->state;
+  --st.running;
+  if (!st.ready && !st.ending) {
+    if (!st.inst->failure.empty()) {
+      end_instance(self, internal::death_kind::constructor_failed,
+                   st.inst->failure);
+      return;
+    }
+    st.ready = true;
+    report_started(self);
+  }
+  if (st.inst->exit_requested.load() && !st.ending) {
+    end_instance(self, internal::death_kind::exited,
+                 "the actor exited by calling exit_actor");
+    return;
+  }
+  run_queued(self);
+}
+
 caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
@@ -254,20 +317,9 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   st.inst = std::make_shared<instance_state>();
   st.inst->ctx.actor = st.cfg.spec.id;
   st.inst->ctx.num_restarts = st.cfg.incarnation;
-  auto store = std::make_shared<internal::memory_store>();
   auto self_id = worker_id{unique_id::random()};
-  auto& sys = self->system();
-  owner_client::config oc;
-  oc.self = self_id;
-  oc.node = st.cfg.node;
-  oc.job = st.cfg.spec.job;
-  oc.raylet = st.cfg.raylet;
-  oc.gcs = st.cfg.gcs;
-  oc.ns = st.cfg.spec.ns;
-  oc.store = store;
-  oc.max_inline_bytes = st.cfg.max_inline_bytes;
-  oc.directory = st.cfg.directory;
-  st.inst->client = std::make_shared<owner_client>(sys, std::move(oc));
+  st.inst->client = make_owner_client(
+      self, std::make_shared<internal::memory_store>(), self_id);
   self->attach_functor([inst = st.inst, dir = st.cfg.directory, self_id] {
     send_answers(*inst);
     dir->remove(self_id);
@@ -280,43 +332,10 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   });
   construct(self);
   return {
-      [self](protocol::actor_task& call) {
-        self->state.queue.push_back(std::move(call));
-        pump(self);
-      },
-      [self](const protocol::gcs_restarted&) {
-        // A new control store learns from this that the instance runs; one
-        // still constructing reports when it is done, as always.
-        auto& st = self->state;
-        if (st.ready && !st.ending)
-          self->send(st.cfg.gcs,
-                     protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
-                                             caf::actor_cast<caf::actor>(self),
-                                             st.cfg.node});
-      },
+      [self](protocol::actor_task& call) { on_call(self, call); },
+      [self](const protocol::gcs_restarted&) { on_gcs_restarted(self); },
       [self](flush_atom) { send_answers(*self->state.inst); },
-      [self](ran_atom, std::int32_t) {
-        auto& st = self->state;
-        --st.running;
-        if (!st.ready && !st.ending) {
-          if (!st.inst->failure.empty()) {
-            end_instance(self, internal::death_kind::constructor_failed,
-                         st.inst->failure);
-            return;
-          }
-          st.ready = true;
-          self->send(st.cfg.gcs,
-                     protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
-                                             caf::actor_cast<caf::actor>(self),
-                                             st.cfg.node});
-        }
-        if (st.inst->exit_requested.load() && !st.ending) {
-          end_instance(self, internal::death_kind::exited,
-                       "the actor exited by calling exit_actor");
-          return;
-        }
-        pump(self);
-      },
+      [self](ran_atom, std::int32_t) { on_ran(self); },
   };
 }
 

@@ -36,6 +36,34 @@ using worker_actor = caf::stateful_actor<worker_state>;
 /// How long the raylet may take to take a large result in.
 constexpr auto seal_timeout = std::chrono::seconds{30};
 
+// Runs the task's function on this thread and says how it went in `done`.
+void call_function(worker_actor* self, internal::task_spec& spec,
+                   protocol::task_done& done) {
+  auto& st = self->state;
+  auto* entry = detail::function_registry::instance().find(spec.function);
+  if (entry == nullptr) {
+    done.error.code = errc::function_not_found;
+    done.error.function_name = spec.function;
+    done.error.message = "no function named '" + spec.function +
+                         "' is registered in this worker";
+    return;
+  }
+  std::vector<detail::value> args;
+  args.reserve(spec.args.size());
+  for (auto& arg : spec.args)
+    args.push_back(std::move(arg.inline_value));
+  st.client->begin_task(spec.id, spec.job, spec.attempt);
+  detail::set_thread_runtime(st.client.get());
+  try {
+    done.result = entry->call(args);
+    done.ok = true;
+  } catch (...) {
+    done.error = error_of_current_exception(spec.function);
+  }
+  detail::set_thread_runtime(nullptr);
+  st.client->end_task();
+}
+
 void run_task(worker_actor* self, protocol::push_task& msg) {
   auto& st = self->state;
   auto& spec = msg.spec;
@@ -45,28 +73,7 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   done.lease_id = msg.lease_id;
   done.worker = st.cfg.id;
   auto start = std::chrono::steady_clock::now();
-  auto* entry = detail::function_registry::instance().find(spec.function);
-  if (entry == nullptr) {
-    done.error.code = errc::function_not_found;
-    done.error.function_name = spec.function;
-    done.error.message = "no function named '" + spec.function +
-                         "' is registered in this worker";
-  } else {
-    std::vector<detail::value> args;
-    args.reserve(spec.args.size());
-    for (auto& arg : spec.args)
-      args.push_back(std::move(arg.inline_value));
-    st.client->begin_task(spec.id, spec.job, spec.attempt);
-    detail::set_thread_runtime(st.client.get());
-    try {
-      done.result = entry->call(args);
-      done.ok = true;
-    } catch (...) {
-      done.error = error_of_current_exception(spec.function);
-    }
-    detail::set_thread_runtime(nullptr);
-    st.client->end_task();
-  }
+  call_function(self, spec, done);
   done.run_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
