@@ -76,7 +76,7 @@ struct raylet_state {
   std::deque<protocol::lease_request> queue;
   std::unordered_set<caf::actor_addr> watched_owners;
   std::unordered_set<std::string> reported_infeasible;
-  /// Lease ids start at a random base per raylet: an owner holds leases of
+  /// Lease ids start at a random base per raylet: an owner has leases of
   /// several raylets at once and tells them apart by id.
   std::uint64_t next_lease_id =
       (std::uint64_t{std::random_device{}()} << 32) | 1;
