@@ -1,0 +1,55 @@
+// The actors the control store places on this node: each instance runs in an
+// actor host of its own, which takes the instance's resources from the node
+// until it ends.
+
+#include "raylet/raylet_state.hpp"
+#include "worker/actor_host.hpp"
+
+namespace prism::actors::raylet_internal {
+
+void start_actor_host(raylet_actor* self, protocol::host_actor& msg) {
+  auto& st = self->state;
+  auto resources = msg.spec.resources;
+  auto hc_actor = msg.spec.id;
+  actor_host_config hc;
+  hc.spec = std::move(msg.spec);
+  hc.incarnation = msg.incarnation;
+  hc.node = st.cfg.node;
+  hc.raylet = self_handle(self);
+  hc.gcs = st.cfg.gcs;
+  hc.directory = st.cfg.directory;
+  hc.pool = st.cfg.actor_pool;
+  hc.max_inline_bytes = st.cfg.max_inline_bytes;
+  auto host = spawn_actor_host(self->system(), std::move(hc));
+  self->monitor(host);
+  st.available.subtract(resources);
+  st.hosts.emplace(host.address(),
+                   hosted_instance{host, resources, hc_actor, msg.incarnation});
+}
+
+bool host_gone(raylet_actor* self, const caf::actor_addr& source) {
+  auto& st = self->state;
+  auto h = st.hosts.find(source);
+  if (h == st.hosts.end())
+    return false;
+  st.available.add(h->second.resources);
+  st.hosts.erase(h);
+  schedule(self);
+  return true;
+}
+
+void register_again(raylet_actor* self, const protocol::gcs_restarted& msg) {
+  // A new control store knows this node and its actors only from
+  // storage: register again, with the instances hosted here, and have
+  // each host confirm it is running.
+  auto& st = self->state;
+  auto again = registration(self);
+  for (auto& [addr, h] : st.hosts) {
+    again.hosted.push_back(
+        protocol::hosted_actor{h.actor, h.incarnation, h.host});
+    self->send(h.host, msg);
+  }
+  self->send(st.cfg.gcs, std::move(again));
+}
+
+} // namespace prism::actors::raylet_internal

@@ -1,0 +1,201 @@
+#pragma once
+
+// The state of one raylet actor and the functions each job's file offers the
+// others. Only the raylet's own files include this; the rest of Prism sees
+// raylet.hpp.
+//
+//   leasing.cpp         the queue of lease requests: placement (through
+//                       prism/internal/task_placement.hpp), grants,
+//                       spillback, refusals, lending a blocked worker's CPU
+//   workers.cpp         the life of the node's workers: start, take for a
+//                       lease, death, kills, and the death of a lease's owner
+//   actor_hosting.cpp   the actors the control store places on the node
+//   object_serving.cpp  the node's object store (node_object_store.hpp) as
+//                       the node's workers and owners use it
+//   raylet.cpp          the actor: its start, its end and its behaviour
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "common/log.hpp"
+#include "prism/internal/resource_set.hpp"
+#include "prism/internal/task_placement.hpp"
+#include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/gcs_restart.hpp"
+#include "protocol/object_store.hpp"
+#include "protocol/owner_owner.hpp"
+#include "protocol/owner_raylet.hpp"
+#include "protocol/raylet_gcs.hpp"
+#include "protocol/testing.hpp"
+#include "raylet/node_object_store.hpp"
+#include "raylet/raylet.hpp"
+#include "raylet/worker_pool.hpp"
+
+namespace prism::actors::raylet_internal {
+
+struct lease {
+  std::uint64_t id = 0;
+  worker_id worker;
+  caf::actor owner;
+  /// Resources the lease takes from the node now; the CPU part is given back
+  /// while its worker is blocked.
+  internal::resource_set granted;
+  internal::resource_set cpu;
+  bool blocked = false;
+};
+
+struct hosted_instance {
+  caf::actor host;
+  internal::resource_set resources;
+  actor_id actor;
+  std::int32_t incarnation = 0;
+};
+
+struct raylet_state {
+  static inline const char* name = "raylet";
+
+  raylet_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+  /// This node as placement sees it: its id and everything it has.
+  internal::cluster_node here;
+  internal::resource_set available;
+  worker_pool pool;
+
+  // -- leasing ----------------------------------------------------------------
+
+  std::unordered_map<std::uint64_t, lease> leases;
+  std::unordered_map<worker_id, std::uint64_t> lease_of_worker;
+  std::deque<protocol::lease_request> queue;
+  std::unordered_set<caf::actor_addr> watched_owners;
+  std::unordered_set<std::string> reported_infeasible;
+  /// Lease ids start at a random base per raylet: an owner has leases of
+  /// several raylets at once and tells them apart by id.
+  std::uint64_t next_lease_id =
+      (std::uint64_t{std::random_device{}()} << 32) | 1;
+
+  // -- the cluster ------------------------------------------------------------
+
+  /// The cluster's nodes, as the control store last reported them.
+  std::vector<protocol::node_info> view;
+  /// The same nodes in the same order, as placement sees them: a verdict's
+  /// position in `nodes` names the node of `view` it means.
+  std::vector<internal::cluster_node> nodes;
+  std::size_t next_spill = 0;
+
+  // -- hosted actors ----------------------------------------------------------
+
+  /// Actor hosts on this node, and the resources each takes.
+  std::unordered_map<caf::actor_addr, hosted_instance> hosts;
+
+  // -- the object store -------------------------------------------------------
+
+  /// The node's object store.
+  node_object_store objects;
+};
+
+using raylet_actor = caf::stateful_actor<raylet_state>;
+
+inline caf::actor self_handle(raylet_actor* self) {
+  return caf::actor_cast<caf::actor>(self);
+}
+
+/// The node's registration with the control store, without hosted actors.
+protocol::add_node registration(raylet_actor* self);
+
+// -- leasing (leasing.cpp) ----------------------------------------------------
+
+/// Queues `req` and grants what can be granted.
+void request_lease(raylet_actor* self, protocol::lease_request& req);
+
+/// Goes over the queue in order: grants what fits here now, sends on what
+/// another node must run, refuses what no node ever will.
+void schedule(raylet_actor* self);
+
+/// Ends a lease: its resources are free again, its worker goes back to the
+/// pool. It is not an error if the lease is over already.
+void end_lease(raylet_actor* self, std::uint64_t lease_id);
+
+/// An owner is done with a lease.
+void lease_returned(raylet_actor* self, std::uint64_t lease_id);
+
+/// The lease a worker serves, or nullptr.
+lease* lease_of(raylet_actor* self, const worker_id& id);
+
+/// Lends the CPU of a worker blocked in `get` to other work.
+void lend_cpu(raylet_actor* self, const worker_id& worker);
+
+/// Takes back the CPU of a worker that runs again.
+void reclaim_cpu(raylet_actor* self, const worker_id& worker);
+
+/// The node's resources, and the queued requests no live node can ever fit.
+protocol::node_resources node_resources(raylet_actor* self);
+
+/// The control store reports the cluster's nodes anew.
+void view_changed(raylet_actor* self, std::vector<protocol::node_info> nodes);
+
+/// How many nodes of the cluster are alive, as last reported.
+std::uint64_t live_node_count(raylet_actor* self);
+
+// -- workers (workers.cpp) ----------------------------------------------------
+
+/// Starts a worker, idle and unbound, and watches it.
+worker_pool::worker* start_worker(raylet_actor* self);
+
+/// Takes a worker for `job`, starting one if the pool allows; nullptr if the
+/// pool is full of busy workers or workers of other jobs that are busy.
+worker_pool::worker* take_worker(raylet_actor* self, job_id job,
+                                 std::uint64_t lease_id);
+
+/// Kills the owner a worker hosts, as a crash would.
+void kill_owner_of(raylet_actor* self, const worker_id& id,
+                   const caf::error& reason);
+
+/// A worker died: its lease's owner learns it and the lease ends.
+void worker_gone(raylet_actor* self, worker_id id, const std::string& reason);
+
+/// Kills a worker of this node as a crash would: its owner first, then the
+/// worker; its lease, if any, ends. Returns false if the worker is unknown.
+bool kill_worker(raylet_actor* self, const worker_id& id,
+                 const std::string& why);
+
+/// The owner of leases died: its requests and leased workers go with it.
+void owner_gone(raylet_actor* self, const caf::actor_addr& owner);
+
+/// A job ended: its idle workers stop.
+void finish_job(raylet_actor* self, job_id job);
+
+// -- hosted actors (actor_hosting.cpp) ----------------------------------------
+
+/// Starts a host for an actor instance the control store placed here.
+void start_actor_host(raylet_actor* self, protocol::host_actor& msg);
+
+/// If `source` is an actor host of this node, forgets it, frees its
+/// resources and returns true.
+bool host_gone(raylet_actor* self, const caf::actor_addr& source);
+
+/// Registers the node again with a restarted control store.
+void register_again(raylet_actor* self, const protocol::gcs_restarted& msg);
+
+// -- the object store (object_serving.cpp) ------------------------------------
+
+/// Keeps the large result of a task and passes its report on to its owner.
+bool keep_result(raylet_actor* self, protocol::seal_result& msg);
+
+/// The value of a stored object, or an object_lost error.
+protocol::object_reply read_stored(raylet_actor* self, const object_id& id);
+
+/// Drops every stored object (fault injection); returns how many.
+std::uint64_t drop_objects(raylet_actor* self);
+
+/// How many objects and bytes the node's store keeps.
+protocol::object_store_usage object_usage(raylet_actor* self);
+
+} // namespace prism::actors::raylet_internal
