@@ -84,7 +84,7 @@ void actor_routes::send(route& r, call&& c) {
   r.in_flight.push_back(std::move(c));
 }
 
-void actor_routes::pump(route& r) {
+void actor_routes::send_queued(route& r) {
   if (r.state != actor_state::alive)
     return;
   while (!r.waiting.empty() && r.waiting.front().ready) {
@@ -120,7 +120,7 @@ void actor_routes::resolved(const actor_id& actor, const task_id& task,
       break;
     }
   }
-  pump(r);
+  send_queued(r);
 }
 
 void actor_routes::fail_call(const actor_id& actor, const task_id& task,
@@ -133,7 +133,34 @@ void actor_routes::fail_call(const actor_id& actor, const task_id& task,
     fail(*i, err);
     r.waiting.erase(i);
   }
-  pump(r);
+  send_queued(r);
+}
+
+void actor_routes::requeue_or_fail_in_flight(route& r,
+                                             const protocol::actor_update& u) {
+  // The instance that had these calls is gone: retry what may be retried
+  // (in its original order, ahead of the waiting calls), fail the rest.
+  std::deque<call> retry;
+  for (auto& c : r.in_flight) {
+    bool may = u.state != actor_state::dead &&
+               (r.max_task_retries < 0 || c.retries_used < r.max_task_retries);
+    if (may) {
+      ++c.retries_used;
+      retry.push_back(std::move(c));
+    } else {
+      detail::error_info err;
+      err.code = errc::actor_died;
+      err.message = "actor " + u.actor.hex() +
+                    (u.state == actor_state::dead
+                         ? " is dead: " + u.death_cause
+                         : " died while running the call, which has no "
+                           "retries left (max_task_retries)");
+      fail(c, err);
+    }
+  }
+  r.in_flight.clear();
+  for (auto i = retry.rbegin(); i != retry.rend(); ++i)
+    r.waiting.push_front(std::move(*i));
 }
 
 std::vector<object_id>
@@ -154,32 +181,8 @@ actor_routes::on_update(const protocol::actor_update& u) {
   r.death_cause = u.death_cause;
   bool new_instance =
       u.incarnation != r.incarnation || u.state != actor_state::alive;
-  if (new_instance && !r.in_flight.empty()) {
-    // The instance that had these calls is gone: retry what may be retried
-    // (in its original order, ahead of the waiting calls), fail the rest.
-    std::deque<call> retry;
-    for (auto& c : r.in_flight) {
-      bool may =
-          u.state != actor_state::dead &&
-          (r.max_task_retries < 0 || c.retries_used < r.max_task_retries);
-      if (may) {
-        ++c.retries_used;
-        retry.push_back(std::move(c));
-      } else {
-        detail::error_info err;
-        err.code = errc::actor_died;
-        err.message = "actor " + u.actor.hex() +
-                      (u.state == actor_state::dead
-                           ? " is dead: " + u.death_cause
-                           : " died while running the call, which has no "
-                             "retries left (max_task_retries)");
-        fail(c, err);
-      }
-    }
-    r.in_flight.clear();
-    for (auto i = retry.rbegin(); i != retry.rend(); ++i)
-      r.waiting.push_front(std::move(*i));
-  }
+  if (new_instance && !r.in_flight.empty())
+    requeue_or_fail_in_flight(r, u);
   r.state = u.state;
   r.incarnation = u.incarnation;
   r.host = u.state == actor_state::alive ? u.host : caf::actor{};
@@ -194,7 +197,7 @@ actor_routes::on_update(const protocol::actor_update& u) {
     collecting_ = false;
     return std::move(failed_);
   }
-  pump(r);
+  send_queued(r);
   collecting_ = false;
   return std::move(failed_);
 }

@@ -43,7 +43,7 @@ public:
                const protocol::create_actor& msg);
 
   /// Queues a call and sends what can be sent. A call with `ready` false
-  /// waits (and holds back later calls) until `resolved`.
+  /// waits (and later calls wait behind it) until `resolved`.
   /// `held` are objects of this owner the call holds until it ends.
   void submit(const actor_id& actor, protocol::actor_task call, bool ready,
               std::vector<object_id> held);
@@ -90,10 +90,17 @@ private:
   };
 
   route& route_of(const actor_id& actor) EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void pump(route& r) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Sends the route's waiting calls that are ready, in order, up to the
+  /// first that is not, while the actor is alive.
+  void send_queued(route& r) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Sends `c` to the actor's host and keeps it in flight; the message is
   /// kept whole only if the call may be sent again (max_task_retries).
   void send(route& r, call&& c) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// The actor instance that had `r`'s calls in flight is gone (update
+  /// `u`): those that may be retried wait again, ahead of the others; the
+  /// rest fail.
+  void requeue_or_fail_in_flight(route& r, const protocol::actor_update& u)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void fail(call& c, const detail::error_info& err);
   /// Results failed during one `on_update`, which returns them.
   std::vector<object_id> failed_ GUARDED_BY(mu_);

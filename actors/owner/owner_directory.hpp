@@ -59,9 +59,9 @@ public:
 
 private:
   /// Lock order: taken after a memory store's lock (a store's hook looks
-  /// owners up here while it holds its own, memory_store.hpp), never before
-  /// it: nothing here calls into a memory store, and `for_each`'s `f` must
-  /// not either.
+  /// owners up here under its own, memory_store.hpp), never before it:
+  /// nothing here calls into a memory store, and `for_each`'s `f` must not
+  /// either.
   mutable std::mutex mu_;
   caf::actor adopter_ GUARDED_BY(mu_);
   std::unordered_map<worker_id, caf::actor> owners_ GUARDED_BY(mu_);

@@ -1,0 +1,230 @@
+// Lineage and rebuild: where this owner's objects kept in nodes' stores
+// live, how the tasks that made them can make them again, and running those
+// tasks again when every copy is lost. Durable tasks' lineage is also
+// recorded in the control store, for adoption (adoption.cpp).
+
+#include <atomic>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/lineage_record.hpp"
+#include "owner/owner_state.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+/// Rebuilds of lost objects started by the owners of this process.
+std::atomic<std::uint64_t> rebuilds_started{0};
+
+} // namespace
+
+std::uint64_t objects_rebuilt() {
+  return rebuilds_started.load(std::memory_order_relaxed);
+}
+
+} // namespace prism::actors
+
+namespace prism::actors::owner_internal {
+
+namespace {
+
+// Keeps how task `t` made `id`: the task as submitted, its retries left, and
+// its arguments owned here.
+void keep_lineage(owner_actor* self, const task_entry& t, const object_id& id) {
+  auto& st = self->state;
+  drop_lineage(self, id);
+  lineage_entry lin;
+  lin.spec = t.spec;
+  for (auto& [pos, arg] : t.ref_args)
+    lin.spec.args[pos] = arg;
+  lin.retries_left = t.retries_left;
+  lin.held = st.cfg.store->add_task_refs(lin.spec.args);
+  st.lineage.entries.emplace(id, std::move(lin));
+}
+
+// Fails an object whose copies are lost and which cannot be made again.
+void lost_for_good(owner_actor* self, const object_id& id,
+                   const detail::error_info& err) {
+  auto& st = self->state;
+  st.log->warn("{}", err.message);
+  st.lineage.located.erase(id);
+  drop_lineage(self, id);
+  st.cfg.store->reopen(id);
+  st.cfg.store->fail(id, err);
+  object_ready(self, id);
+}
+
+// Why `id`, lost with `where`, cannot be made again: it has no lineage
+// (`lin` is null), or its task has no retries left; nothing if it can.
+std::optional<detail::error_info> unrebuildable(const object_id& id,
+                                                const std::string& where,
+                                                const lineage_entry* lin) {
+  detail::error_info err;
+  if (lin == nullptr) {
+    err.code = errc::object_lost;
+    err.message = "object " + id.hex() + " was lost with the object store of " +
+                  where + "; it was made by put, which has no lineage to " +
+                  "rebuild it from";
+    return err;
+  }
+  if (lin->retries_left == 0) {
+    err.code = errc::reconstruction_failed;
+    err.function_name = lin->spec.function;
+    err.message = "object " + id.hex() + " of task '" +
+                  lin->spec.display_name() + "' was lost with " + where +
+                  ", and the task has no retries left to rebuild it";
+    return err;
+  }
+  return std::nullopt;
+}
+
+// Makes the task entry that runs the task of `lin` again, holding its
+// arguments owned here.
+task_entry& rerun_entry(owner_actor* self, const object_id& id,
+                        const lineage_entry& lin) {
+  auto& st = self->state;
+  auto& t = st.tasks.entries[id.task];
+  t.spec = lin.spec;
+  t.retries_left = lin.retries_left;
+  if (t.retries_left > 0)
+    --t.retries_left;
+  ++t.spec.attempt;
+  t.rebuilding = true;
+  t.key = key_of(t.spec);
+  for (auto& arg : t.spec.args) {
+    if (arg.by_ref && arg.owner == st.cfg.self) {
+      st.cfg.store->add_task_ref(arg.ref);
+      t.held_args.push_back(arg.ref);
+    }
+  }
+  return t;
+}
+
+void forget_lineage(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (st.lineage.durable.erase(id) == 0)
+    return;
+  self->request(st.cfg.gcs, lineage_timeout, protocol::lineage_del{id})
+      .then([](bool) {}, [](caf::error&) {});
+}
+
+} // namespace
+
+// -- objects in nodes' stores, and lineage ------------------------------------
+
+// Drops the lineage of `id`, and with it the hold on its arguments.
+void drop_lineage(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  auto i = st.lineage.entries.find(id);
+  if (i == st.lineage.entries.end())
+    return;
+  auto held = std::move(i->second.held);
+  st.lineage.entries.erase(i);
+  for (auto& id : held)
+    st.cfg.store->release_task_ref(id);
+}
+
+void stored_in_node(owner_actor* self, const task_entry& t, const object_id& id,
+                    const node_id& node, const caf::actor& store,
+                    std::int32_t attempt) {
+  self->state.lineage.located[id] = located_object{node, store, attempt, false};
+  watch_raylet(self, store);
+  keep_lineage(self, t, id);
+}
+
+// Every copy of `id` is lost: runs the task that made it again (its lost
+// arguments are rebuilt the same way when it resolves them), or fails the
+// object if it has no lineage or no retries left.
+void rebuild(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (st.tasks.entries.count(id.task) > 0)
+    return; // being rebuilt already
+  auto loc = st.lineage.located.find(id);
+  if (loc == st.lineage.located.end() || !loc->second.lost)
+    return; // freed, rebuilt or failed meanwhile
+  auto where = "node " + loc->second.node.hex();
+  auto lin = st.lineage.entries.find(id);
+  auto found = lin != st.lineage.entries.end() ? &lin->second : nullptr;
+  if (auto err = unrebuildable(id, where, found)) {
+    lost_for_good(self, id, *err);
+    return;
+  }
+  st.lineage.located.erase(loc);
+  if (!st.cfg.store->reopen(id)) {
+    drop_lineage(self, id);
+    return;
+  }
+  auto& t = rerun_entry(self, id, lin->second);
+  rebuilds_started.fetch_add(1, std::memory_order_relaxed);
+  st.log->info("object {} was lost with {}: running task {} ({}) again, "
+               "attempt {}",
+               id.hex(), where, id.task.hex(), t.spec.display_name(),
+               t.spec.attempt);
+  submit_entry(self, t);
+}
+
+void mark_lost(owner_actor* self, const object_id& id) {
+  auto& located = self->state.lineage.located;
+  if (auto l = located.find(id); l != located.end())
+    l->second.lost = true;
+}
+
+void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
+  for (auto& [id, loc] : self->state.lineage.located)
+    if (loc.raylet.address() == raylet)
+      loc.lost = true;
+}
+
+// A put's value goes to this node's object store; the owner keeps where.
+bool object_put(owner_actor* self, protocol::put_object& msg) {
+  auto& st = self->state;
+  st.lineage.located[msg.id] =
+      located_object{st.cfg.node, st.cfg.raylet, 0, false};
+  self->send(st.cfg.raylet,
+             protocol::store_object{msg.id, std::move(msg.value)});
+  return true;
+}
+
+// An object kept in a node's store is no longer referenced here.
+void object_freed(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (auto l = st.lineage.located.find(id); l != st.lineage.located.end()) {
+    if (!l->second.lost)
+      self->send(l->second.raylet,
+                 protocol::free_object{id, l->second.attempt});
+    st.lineage.located.erase(l);
+  }
+  drop_lineage(self, id);
+  forget_lineage(self, id);
+}
+
+// -- durable lineage ----------------------------------------------------------
+
+// Records a durable task's lineage (its arguments are values by now) in the
+// control store, once; the record goes when the result is freed here.
+void save_lineage(owner_actor* self, const internal::task_spec& spec) {
+  auto& st = self->state;
+  auto id = spec.return_id();
+  if (!st.cfg.gcs || !st.lineage.durable.insert(id).second)
+    return;
+  st.cfg.store->report_free(id);
+  // The record keeps the argument values, and a run from it reads the refs
+  // inside them: they stay alive as long as this owner (see README,
+  // "Limits").
+  for (auto& arg : spec.args)
+    for (auto& r : arg.inline_value.refs)
+      st.cfg.store->pin(r.id);
+  self->request(st.cfg.gcs, lineage_timeout,
+                protocol::lineage_put{id, spec.job, encode_lineage(spec)})
+      .then([](bool) {},
+            [self, id](caf::error& err) {
+              self->state.log->warn(
+                  "object {}: its lineage could not be made durable: {}",
+                  id.hex(), self->system().render(err));
+            });
+}
+
+} // namespace prism::actors::owner_internal

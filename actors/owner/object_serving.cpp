@@ -1,0 +1,258 @@
+// Object serving and borrowing: this owner hands its objects to whoever
+// waits for them (borrowers, API threads, its own tasks), reads those kept in
+// nodes' stores, fetches the objects it borrows from their owners, and keeps
+// the registrations of the processes that borrow its objects.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "owner/owner_state.hpp"
+
+namespace prism::actors::owner_internal {
+
+namespace {
+
+/// How long a read from a live node's object store may take.
+constexpr auto pull_timeout = std::chrono::seconds{30};
+
+protocol::object_reply make_reply(const object_id& id,
+                                  const internal::memory_store::result& found) {
+  protocol::object_reply reply;
+  reply.id = id;
+  if (found.st != internal::memory_store::state::ready) {
+    // A live owner that never made the object (or freed it, so no ref
+    // should still name it) was handed a bad ref: the asker's mistake.
+    reply.error.code = errc::invalid_argument;
+    reply.error.message =
+        "object " + id.hex() + " is unknown to its owner (freed or never made)";
+  } else if (found.err) {
+    reply.error = *found.err;
+  } else {
+    reply.ok = true;
+    reply.result = found.val;
+  }
+  return reply;
+}
+
+bool has_waiters(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  return st.objects.waiting_borrowers.count(id) > 0 ||
+         st.objects.readers.count(id) > 0 ||
+         st.tasks.waiting_for_arg.count(id) > 0;
+}
+
+} // namespace
+
+// -- objects ------------------------------------------------------------------
+
+void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
+                  const internal::memory_store::result& found) {
+  self->send(to, make_reply(id, found));
+}
+
+// Gives a value or error of one of this owner's objects to everyone waiting
+// for it: borrowers, tasks that take it as an argument, and API threads.
+void deliver(owner_actor* self, const object_id& id,
+             const internal::memory_store::result& found) {
+  auto& objects = self->state.objects;
+  if (auto i = objects.waiting_borrowers.find(id);
+      i != objects.waiting_borrowers.end()) {
+    auto borrowers = std::move(i->second);
+    objects.waiting_borrowers.erase(i);
+    for (auto& b : borrowers)
+      reply_object(self, b, id, found);
+  }
+  if (auto i = objects.readers.find(id); i != objects.readers.end()) {
+    auto readers = std::move(i->second);
+    objects.readers.erase(i);
+    auto reply = make_reply(id, found);
+    for (auto& rp : readers)
+      rp.deliver(reply);
+  }
+  hand_to_waiting_tasks(self, id, found.val, found.err.get());
+}
+
+// An object this owner waited for is ready: the borrowers that asked for it
+// get it, and the tasks that need it take its value. One kept in a node's
+// store is read from there first, if anyone waits for it.
+void object_ready(owner_actor* self, const object_id& id) {
+  // Most results are awaited by no one here (an API thread's `get` reads
+  // the store): reading the entry would copy its value for nothing.
+  if (!has_waiters(self, id))
+    return;
+  auto found = self->state.cfg.store->lookup(id);
+  if (found.st == internal::memory_store::state::ready &&
+      !found.location.nil()) {
+    need_value(self, id);
+    return;
+  }
+  deliver(self, id, found);
+}
+
+// A borrowed object arrived from its owner. Tasks waiting for it take it from
+// the reply; an API thread waiting in `get` finds it in the local store.
+void object_arrived(owner_actor* self, protocol::object_reply& reply) {
+  auto& st = self->state;
+  st.objects.fetching.erase(reply.id);
+  if (reply.ok)
+    st.cfg.store->complete(reply.id, reply.result);
+  else
+    st.cfg.store->fail(reply.id, reply.error);
+  hand_to_waiting_tasks(self, reply.id, reply.result,
+                        reply.ok ? nullptr : &reply.error);
+}
+
+void request_object(owner_actor* self, const object_id& id,
+                    const worker_id& owner) {
+  auto& st = self->state;
+  if (!st.objects.fetching.emplace(id, owner).second)
+    return;
+  auto handle = st.cfg.directory->find(owner);
+  if (!handle) {
+    ask_adopter(self, id, owner);
+    return;
+  }
+  if (st.objects.watched_owners.emplace(handle.address(), owner).second)
+    self->monitor(handle);
+  self->send(handle, protocol::object_request{id, self_handle(self)});
+}
+
+// An owner this one fetched from is gone: its objects not received yet never
+// will be.
+void fetched_owner_gone(owner_actor* self, const worker_id& owner) {
+  auto& st = self->state;
+  std::vector<object_id> lost;
+  for (auto& [id, from] : st.objects.fetching)
+    if (from == owner)
+      lost.push_back(id);
+  for (auto& id : lost) {
+    if (owner == adopter_id) {
+      auto reply = owner_died_reply(id, owner);
+      object_arrived(self, reply);
+    } else {
+      ask_adopter(self, id, owner);
+    }
+  }
+}
+
+// Another process asks for one of this owner's objects: it gets it now, or
+// once it is ready (read from a node's store first, if it is kept there).
+void object_requested(owner_actor* self, protocol::object_request& msg) {
+  auto& st = self->state;
+  auto found = st.cfg.store->lookup(msg.id);
+  if (found.st == internal::memory_store::state::pending) {
+    st.objects.waiting_borrowers[msg.id].push_back(msg.requester);
+  } else if (found.st == internal::memory_store::state::ready &&
+             !found.location.nil()) {
+    st.objects.waiting_borrowers[msg.id].push_back(msg.requester);
+    need_value(self, msg.id);
+  } else {
+    reply_object(self, msg.requester, msg.id, found);
+  }
+}
+
+// An API thread of this process reads one of this owner's objects that its
+// `get` could not find in the memory store: one kept in a node's store, or
+// one not ready yet.
+caf::result<protocol::object_reply>
+read_requested(owner_actor* self, const protocol::read_object& msg) {
+  auto& st = self->state;
+  auto found = st.cfg.store->lookup(msg.id);
+  using state = internal::memory_store::state;
+  if (found.st == state::missing ||
+      (found.st == state::ready && found.location.nil()))
+    return make_reply(msg.id, found);
+  auto rp = self->make_response_promise();
+  st.objects.readers[msg.id].push_back(rp);
+  if (found.st == state::ready)
+    need_value(self, msg.id);
+  return caf::delegated<protocol::object_reply>{};
+}
+
+// Someone needs the value of `id`, kept in a node's store: reads it from
+// there and hands it out, or rebuilds it if that copy is lost.
+void need_value(owner_actor* self, const object_id& id) {
+  auto& st = self->state;
+  if (st.objects.pulling.count(id) > 0)
+    return;
+  auto l = st.lineage.located.find(id);
+  if (l == st.lineage.located.end())
+    return;
+  if (l->second.lost) {
+    // As a message: the caller may be resolving a task that this fails.
+    self->send(self, rebuild_atom::value, id);
+    return;
+  }
+  st.objects.pulling.insert(id);
+  self->request(l->second.raylet, pull_timeout, protocol::pull_object{id})
+      .then(
+          [self, id](protocol::object_reply& reply) {
+            self->state.objects.pulling.erase(id);
+            if (reply.ok) {
+              internal::memory_store::result found;
+              found.st = internal::memory_store::state::ready;
+              found.val = std::move(reply.result);
+              deliver(self, id, found);
+              return;
+            }
+            mark_lost(self, id);
+            rebuild(self, id);
+          },
+          [self, id](caf::error&) {
+            // The node died under the read.
+            self->state.objects.pulling.erase(id);
+            mark_lost(self, id);
+            rebuild(self, id);
+          });
+}
+
+// -- borrowers ----------------------------------------------------------------
+
+// A result that arrived with refs inside it was not kept (nobody references
+// it any more, or it came late): the registrations its worker made for this
+// process end.
+void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs) {
+  auto& st = self->state;
+  for (const auto& r : refs) {
+    if (r.owner == st.cfg.self)
+      continue;
+    if (auto to = st.cfg.directory->find(r.owner))
+      self->send(to, protocol::remove_borrower{r.id, st.cfg.self, 1});
+  }
+}
+
+// A process borrows one of this owner's objects: the object stays until the
+// process ends its registrations or dies.
+void borrower_added(owner_actor* self, protocol::add_borrower& msg) {
+  auto& st = self->state;
+  if (msg.n > 0 && !st.cfg.store->add_borrower(msg.id, msg.borrower, msg.n)) {
+    st.log->debug("object {} has no entry here (freed or never made); "
+                  "borrower {} holds nothing",
+                  msg.id.hex(), msg.borrower.hex());
+    return;
+  }
+  if (msg.handle && msg.handle != self_handle(self) &&
+      st.objects.watched_borrowers.emplace(msg.handle.address(), msg.borrower)
+          .second)
+    self->monitor(msg.handle);
+}
+
+void borrower_removed(owner_actor* self, const protocol::remove_borrower& msg) {
+  self->state.cfg.store->remove_borrower(msg.id, msg.borrower, msg.n);
+}
+
+void borrower_gone(owner_actor* self, const caf::actor_addr& source) {
+  auto& st = self->state;
+  auto b = st.objects.watched_borrowers.find(source);
+  if (b == st.objects.watched_borrowers.end())
+    return;
+  // Its registrations end: it holds nothing any more.
+  auto borrower = b->second;
+  st.objects.watched_borrowers.erase(b);
+  st.cfg.store->drop_borrower(borrower);
+}
+
+} // namespace prism::actors::owner_internal

@@ -1,0 +1,333 @@
+#pragma once
+
+// The state of one owner actor, one struct per job, and the functions each
+// job's file offers the others. Only the owner's own files include this; the
+// rest of Prism sees owner.hpp.
+//
+//   object_serving.cpp   serves this owner's objects, fetches borrowed ones
+//   lineage.cpp          objects in nodes' stores, their lineage, rebuilds
+//   adoption.cpp         the control store's owner takes over durable objects
+//                        whose owner died
+//   task_lifecycle.cpp   submit, resolve arguments, run ended, retry, fail
+//   lease_scheduling.cpp leases per scheduling key, pushing tasks to them
+//   owner.cpp            the actor: its state's life and its behaviour
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "common/log.hpp"
+#include "owner/owner.hpp"
+#include "prism/internal/task_state.hpp"
+#include "protocol/lineage.hpp"
+#include "protocol/object_store.hpp"
+#include "protocol/owner_actor.hpp"
+#include "protocol/owner_gcs.hpp"
+#include "protocol/owner_owner.hpp"
+#include "protocol/owner_raylet.hpp"
+#include "protocol/owner_worker.hpp"
+
+namespace prism::actors::owner_internal {
+
+using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
+using rebuild_atom = caf::atom_constant<caf::atom("rebuild")>;
+
+/// The worker id under which a fetch waits for the control store's owner.
+inline const worker_id adopter_id{};
+
+/// How long the control store may take to answer about lineage records.
+constexpr auto lineage_timeout = std::chrono::seconds{10};
+
+// -- object serving -----------------------------------------------------------
+
+/// Who waits for objects, and which processes this owner watches for them.
+struct object_serving_state {
+  /// Borrowers waiting for one of this owner's objects, by object.
+  std::unordered_map<object_id, std::vector<caf::actor>> waiting_borrowers;
+  /// Objects requested from their owners and not answered yet.
+  std::unordered_map<object_id, worker_id> fetching;
+  /// Owners this owner fetched from, watched so that a fetch from one that
+  /// dies fails instead of waiting forever.
+  std::unordered_map<caf::actor_addr, worker_id> watched_owners;
+  /// Processes registered as borrowers of this owner's objects, watched so
+  /// that their registrations end when they die.
+  std::unordered_map<caf::actor_addr, worker_id> watched_borrowers;
+  /// Objects being read from a node's store now.
+  std::unordered_set<object_id> pulling;
+  /// API threads waiting in `get` for an object kept in a node's store.
+  std::unordered_map<object_id, std::vector<caf::response_promise>> readers;
+};
+
+// -- lineage ------------------------------------------------------------------
+
+/// One of this owner's objects kept in a node's object store.
+struct located_object {
+  node_id node;
+  caf::actor raylet;
+  /// The run of the task that made this copy (0 for a put).
+  std::int32_t attempt = 0;
+  /// The node died or its store no longer keeps the object.
+  bool lost = false;
+};
+
+/// How to make a task's result again: the task as submitted (its ref
+/// arguments as refs), and the retries it has left. Kept while the result
+/// lives in a node's store; its arguments owned here stay alive with it.
+struct lineage_entry {
+  internal::task_spec spec;
+  std::int32_t retries_left = 0;
+  /// Its ref arguments and the refs inside its argument values, held.
+  std::vector<object_id> held;
+};
+
+struct lineage_state {
+  /// This owner's objects kept in nodes' object stores, and the lineage of
+  /// those that tasks made.
+  std::unordered_map<object_id, located_object> located;
+  std::unordered_map<object_id, lineage_entry> entries;
+  /// Results of durable tasks whose lineage this owner recorded in the
+  /// control store.
+  std::unordered_set<object_id> durable;
+};
+
+// -- adoption -----------------------------------------------------------------
+
+struct adoption_state {
+  /// Objects whose owner died that this owner (the control store's) is
+  /// adopting: their records are being read.
+  std::unordered_set<object_id> adopting;
+};
+
+// -- task lifecycle -----------------------------------------------------------
+
+struct task_entry {
+  internal::task_spec spec;
+  /// Changed only by `set_state`.
+  internal::task_state state = internal::task_state::waiting_args;
+  /// Retries left; -1 retries forever.
+  std::int32_t retries_left = 0;
+  std::size_t missing_args = 0;
+  /// The lease the task was pushed to; 0 while it is not running.
+  std::uint64_t lease_id = 0;
+  std::string key;
+  /// Arguments that are objects of this owner, held until the task ends.
+  std::vector<object_id> held_args;
+  /// Set for the call of an actor whose ref arguments this owner resolves;
+  /// once they are values the call goes back to the actor routes.
+  actor_id actor_call;
+  /// The ref arguments as submitted, by position: resolving replaces them
+  /// with values, and the task's lineage needs them as refs.
+  std::vector<std::pair<std::size_t, detail::task_arg>> ref_args;
+  /// Set when this run rebuilds a result whose copies were lost.
+  bool rebuilding = false;
+};
+
+struct task_lifecycle_state {
+  std::unordered_map<task_id, task_entry> entries;
+  /// Tasks waiting for an argument object, by object.
+  std::unordered_map<object_id, std::vector<task_id>> waiting_for_arg;
+};
+
+// -- lease scheduling ---------------------------------------------------------
+
+struct lease_entry {
+  std::uint64_t id = 0;
+  worker_id worker;
+  caf::actor handle;
+  /// The raylet that granted the lease.
+  caf::actor raylet;
+  std::string key;
+  std::vector<task_id> in_flight;
+  /// When `in_flight` last became empty.
+  std::chrono::steady_clock::time_point idle_since;
+};
+
+struct key_queue {
+  internal::resource_set resources;
+  job_id job;
+  node_id affinity;
+  bool affinity_soft = false;
+  std::deque<task_id> ready;
+  std::vector<std::uint64_t> leases;
+  std::size_t pending_requests = 0;
+  /// Moving average of a run's duration; negative while unknown.
+  double avg_run_ns = -1;
+};
+
+struct lease_scheduling_state {
+  std::unordered_map<std::string, key_queue> queues;
+  std::unordered_map<std::uint64_t, lease_entry> leases;
+  /// Lease requests in flight: the scheduling key each was made for, and the
+  /// raylet it waits at.
+  struct request {
+    std::string key;
+    caf::actor raylet;
+  };
+  std::unordered_map<std::uint64_t, request> requests;
+  /// Raylets this owner watches (its own, and those it leased from).
+  std::unordered_set<caf::actor_addr> watched_raylets;
+  std::uint64_t next_request_id = 1;
+  /// Whether a check of idle leases is scheduled.
+  bool idle_check_pending = false;
+};
+
+// -- the owner ----------------------------------------------------------------
+
+struct owner_state {
+  static inline const char* name = "owner";
+
+  owner_config cfg;
+  std::shared_ptr<spdlog::logger> log;
+  object_serving_state objects;
+  lineage_state lineage;
+  adoption_state adoption;
+  task_lifecycle_state tasks;
+  lease_scheduling_state scheduling;
+
+  owner_state() = default;
+  owner_state(const owner_state&) = delete;
+  owner_state& operator=(const owner_state&) = delete;
+
+  /// Fails whatever still waits on this owner (see owner.cpp).
+  ~owner_state();
+};
+
+using owner_actor = caf::stateful_actor<owner_state>;
+
+inline caf::actor self_handle(owner_actor* self) {
+  return caf::actor_cast<caf::actor>(self);
+}
+
+// -- object serving (object_serving.cpp) --------------------------------------
+
+/// Sends `to` the value or error of `id` as `found` says.
+void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
+                  const internal::memory_store::result& found);
+/// Gives a value or error of one of this owner's objects to everyone waiting
+/// for it: borrowers, tasks that take it as an argument, and API threads.
+void deliver(owner_actor* self, const object_id& id,
+             const internal::memory_store::result& found);
+/// One of this owner's objects is ready: hands it to whoever waits for it.
+void object_ready(owner_actor* self, const object_id& id);
+/// A borrowed object arrived from its owner (or a fetch of it failed).
+void object_arrived(owner_actor* self, protocol::object_reply& reply);
+/// Asks `owner` for `id`, once; the answer comes as an `object_reply`.
+void request_object(owner_actor* self, const object_id& id,
+                    const worker_id& owner);
+/// An owner this one fetched from is gone.
+void fetched_owner_gone(owner_actor* self, const worker_id& owner);
+/// Someone needs the value of `id`, kept in a node's store.
+void need_value(owner_actor* self, const object_id& id);
+/// Ends the registrations a result's worker made for this process.
+void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs);
+void borrower_added(owner_actor* self, protocol::add_borrower& msg);
+void borrower_removed(owner_actor* self, const protocol::remove_borrower& msg);
+/// A watched borrower died: its registrations end.
+void borrower_gone(owner_actor* self, const caf::actor_addr& source);
+/// Another process asks for one of this owner's objects.
+void object_requested(owner_actor* self, protocol::object_request& msg);
+/// An API thread of this process reads one of this owner's objects.
+caf::result<protocol::object_reply>
+read_requested(owner_actor* self, const protocol::read_object& msg);
+
+// -- lineage (lineage.cpp) ----------------------------------------------------
+
+/// Drops the lineage of `id`, and with it the hold on its arguments.
+void drop_lineage(owner_actor* self, const object_id& id);
+/// The result `id` of task `t` is kept in the store of `node` (raylet
+/// `store`, made by run `attempt`): remembers where, and how to rebuild it.
+void stored_in_node(owner_actor* self, const task_entry& t, const object_id& id,
+                    const node_id& node, const caf::actor& store,
+                    std::int32_t attempt);
+/// Every copy of `id` is lost: runs the task that made it again, or fails it.
+void rebuild(owner_actor* self, const object_id& id);
+/// Marks `id`'s copy in a node's store lost.
+void mark_lost(owner_actor* self, const object_id& id);
+/// Marks lost every object kept in the store of the node of `raylet`.
+void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet);
+/// Keeps a put's value in this node's store.
+bool object_put(owner_actor* self, protocol::put_object& msg);
+/// An object kept in a node's store is no longer referenced here.
+void object_freed(owner_actor* self, const object_id& id);
+/// Records a durable task's lineage in the control store, once.
+void save_lineage(owner_actor* self, const internal::task_spec& spec);
+
+// -- adoption (adoption.cpp) --------------------------------------------------
+
+/// The answer to a fetch of `id` whose owner died.
+protocol::object_reply owner_died_reply(const object_id& id,
+                                        const worker_id& owner);
+/// The owner of `id` died: asks the control store's owner instead.
+void ask_adopter(owner_actor* self, const object_id& id,
+                 const worker_id& owner);
+/// A borrower asks the control store's owner for an object whose owner died.
+void adopt_requested(owner_actor* self, protocol::adopt_object& msg);
+
+// -- task lifecycle (task_lifecycle.cpp) --------------------------------------
+
+/// The scheduling key of a task: tasks of one key share leases.
+std::string key_of(const internal::task_spec& spec);
+/// Changes the state of `t`; refuses (and logs) an impossible change.
+bool set_state(owner_actor* self, task_entry& t, internal::task_state to);
+/// The error of a task whose worker died with no retries left.
+detail::error_info worker_died_error(const task_entry& t,
+                                     const std::string& reason);
+/// Gives an object's value (or error, if `err` is set) to the tasks waiting
+/// for it as an argument.
+void hand_to_waiting_tasks(owner_actor* self, const object_id& id,
+                           const detail::value& val,
+                           const detail::error_info* err);
+void submit(owner_actor* self, internal::task_spec&& spec,
+            std::vector<object_id> held);
+/// Resolves the arguments of a new or rebuilt task, and queues it once they
+/// are values.
+void submit_entry(owner_actor* self, task_entry& t);
+void fail_task(owner_actor* self, const task_id& tid,
+               const detail::error_info& err);
+/// Runs the task again if it has retries left; returns false if not.
+bool retry_task(owner_actor* self, task_entry& t);
+/// A worker reports that a run of a task ended.
+void task_finished(owner_actor* self, protocol::task_done& d);
+/// The state of a task, or an empty string if this owner has none.
+std::string task_state_of(owner_actor* self, const task_id& tid);
+/// An actor call needs its ref arguments resolved by this owner.
+void resolve_actor_call(owner_actor* self, protocol::resolve_actor_call& msg);
+/// An actor call this owner made has ended.
+void actor_call_done(owner_actor* self, protocol::actor_task_done& msg);
+void actor_calls_done(owner_actor* self, protocol::actor_tasks_done& batch);
+/// The control store reports a new state of an actor this owner calls.
+void actor_updated(owner_actor* self, const protocol::actor_update& msg);
+
+// -- lease scheduling (lease_scheduling.cpp) ----------------------------------
+
+/// Queues task `tid` (entry `t`), whose arguments are values, for a lease
+/// of its scheduling key.
+void queue_ready(owner_actor* self, const task_id& tid, const task_entry& t);
+/// Pushes the ready tasks of scheduling key `key` to its leases, and asks for
+/// more leases while tasks wait.
+void dispatch(owner_actor* self, const std::string& key);
+/// A run of task `tid` on lease `lease_id` ended after `run_ns`: the lease
+/// has one task less in flight. Returns the lease, unless it is gone.
+lease_entry* run_ended_on_lease(owner_actor* self, std::uint64_t lease_id,
+                                const task_id& tid, const std::string& key,
+                                std::int64_t run_ns);
+/// A lease without work is kept for a moment, then returned.
+void maybe_idle(owner_actor* self, lease_entry& l);
+void return_idle_leases(owner_actor* self);
+void watch_raylet(owner_actor* self, const caf::actor& raylet);
+void lease_granted(owner_actor* self, protocol::lease_grant& g);
+void lease_spilled(owner_actor* self, protocol::lease_spillback& msg);
+void lease_refused(owner_actor* self, const protocol::lease_refused& msg);
+void raylet_gone(owner_actor* self, const caf::actor_addr& raylet);
+void worker_lost(owner_actor* self, const protocol::worker_lost& msg);
+
+} // namespace prism::actors::owner_internal

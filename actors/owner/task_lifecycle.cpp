@@ -1,0 +1,337 @@
+// The task lifecycle: a submitted task's arguments are resolved to values,
+// it is queued for a lease (lease_scheduling.cpp), and when a run ends its
+// result is stored, or it is retried or failed. Actor calls whose ref
+// arguments this owner resolves go back to the actor routes.
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "owner/owner_state.hpp"
+
+namespace prism::actors::owner_internal {
+
+namespace {
+
+void end_task(owner_actor* self,
+              std::unordered_map<task_id, task_entry>::iterator t) {
+  auto& st = self->state;
+  for (auto& id : t->second.held_args)
+    st.cfg.store->release_task_ref(id);
+  auto result_id = t->second.spec.return_id();
+  st.tasks.entries.erase(t);
+  object_ready(self, result_id);
+}
+
+// A run ended well. A small result comes with the report; a large one is
+// in the store of the node that ran the task, which the report names.
+void finish_task(owner_actor* self, protocol::task_done& d) {
+  auto& st = self->state;
+  auto t = st.tasks.entries.find(d.task);
+  if (t == st.tasks.entries.end() ||
+      !set_state(self, t->second, internal::task_state::finished))
+    return;
+  auto id = t->second.spec.return_id();
+  using arrival = internal::memory_store::arrival;
+  if (d.stored_at.nil()) {
+    if (t->second.rebuilding)
+      drop_lineage(self, id); // small this time: it lives here now
+    auto refs = d.result.refs;
+    if (!st.cfg.store->complete(id, std::move(d.result),
+                                arrival::registered_by_sender))
+      disown(self, refs);
+  } else if (!st.cfg.store->complete_remote(id, d.stored_at, d.result.refs,
+                                            arrival::registered_by_sender)) {
+    // Nobody references the result any more.
+    disown(self, d.result.refs);
+    self->send(d.store, protocol::free_object{id, d.attempt});
+    drop_lineage(self, id);
+  } else {
+    stored_in_node(self, t->second, id, d.stored_at, d.store, d.attempt);
+  }
+  end_task(self, t);
+}
+
+// A late report of a run that was already failed over; its retry owns the
+// result now.
+void drop_stale_result(owner_actor* self, const protocol::task_done& d) {
+  self->state.log->debug("dropping stale result of task {} attempt {}",
+                         d.task.hex(), d.attempt);
+  disown(self, d.result.refs);
+  if (d.store)
+    self->send(d.store, protocol::free_object{object_id{d.task, 1}, d.attempt});
+}
+
+// Task `t` waits for its argument `ref`.
+void wait_for_arg(owner_actor* self, task_entry& t, const object_id& ref) {
+  auto& waiting = self->state.tasks.waiting_for_arg[ref];
+  if (std::find(waiting.begin(), waiting.end(), t.spec.id) == waiting.end())
+    waiting.push_back(t.spec.id);
+  ++t.missing_args;
+}
+
+// Resolves the task's ref arguments; returns false if the task failed.
+bool resolve_args(owner_actor* self, task_entry& t) {
+  auto& st = self->state;
+  using state = internal::memory_store::state;
+  for (auto& arg : t.spec.args) {
+    if (!arg.by_ref)
+      continue;
+    auto found = st.cfg.store->lookup(arg.ref);
+    if (found.st == state::ready && !found.location.nil()) {
+      // Kept in a node's store: read it from there (or rebuild it) first.
+      wait_for_arg(self, t, arg.ref);
+      need_value(self, arg.ref);
+      continue;
+    }
+    if (found.st == state::ready) {
+      if (found.err) {
+        fail_task(self, t.spec.id, *found.err);
+        return false;
+      }
+      arg.by_ref = false;
+      arg.inline_value = std::move(found.val);
+      continue;
+    }
+    if (found.st == state::missing && arg.owner == st.cfg.self) {
+      detail::error_info err;
+      err.code = errc::invalid_argument;
+      err.message =
+          "argument object " + arg.ref.hex() + " no longer exists at its owner";
+      fail_task(self, t.spec.id, err);
+      return false;
+    }
+    wait_for_arg(self, t, arg.ref);
+    if (arg.owner != st.cfg.self)
+      request_object(self, arg.ref, arg.owner);
+  }
+  return true;
+}
+
+// A task whose arguments are all values: an actor call goes back to the
+// actor routes, any other task is queued for a lease.
+void enqueue(owner_actor* self, const task_id& tid) {
+  auto& st = self->state;
+  auto& t = st.tasks.entries[tid];
+  if (!t.actor_call.nil()) {
+    if (!set_state(self, t, internal::task_state::forwarded))
+      return;
+    st.cfg.routes->resolved(t.actor_call, tid, std::move(t.spec.args));
+    st.tasks.entries.erase(tid);
+    return;
+  }
+  if (!set_state(self, t, internal::task_state::queued))
+    return;
+  if (t.spec.durable)
+    save_lineage(self, t.spec);
+  queue_ready(self, tid, t);
+}
+
+} // namespace
+
+std::string key_of(const internal::task_spec& spec) {
+  auto key = std::to_string(spec.job.value) + '|' + spec.resources.to_string();
+  if (!spec.affinity.nil())
+    key += (spec.affinity_soft ? "|soft:" : "|hard:") + spec.affinity.hex();
+  return key;
+}
+
+// Every change of a task's state goes through here: the table in
+// task_state.hpp decides, and an impossible change is logged and refused.
+bool set_state(owner_actor* self, task_entry& t, internal::task_state to) {
+  auto from = t.state;
+  if (internal::transition(t.state, to))
+    return true;
+  self->state.log->error("task {} ({}): impossible change {} -> {}, ignored",
+                         t.spec.id.hex(), t.spec.display_name(),
+                         internal::to_string(from), internal::to_string(to));
+  return false;
+}
+
+detail::error_info worker_died_error(const task_entry& t,
+                                     const std::string& reason) {
+  detail::error_info err;
+  err.code = errc::worker_crashed;
+  err.function_name = t.spec.function;
+  err.message = "the worker running task '" + t.spec.display_name() +
+                "' died and no retries are left: " + reason;
+  return err;
+}
+
+// -- arguments ----------------------------------------------------------------
+
+// Gives an object's value (or error, if `err` is set) to the tasks waiting
+// for it as an argument; a task whose last argument arrives is queued.
+void hand_to_waiting_tasks(owner_actor* self, const object_id& id,
+                           const detail::value& val,
+                           const detail::error_info* err) {
+  auto& st = self->state;
+  auto i = st.tasks.waiting_for_arg.find(id);
+  if (i == st.tasks.waiting_for_arg.end())
+    return;
+  auto waiting = std::move(i->second);
+  st.tasks.waiting_for_arg.erase(i);
+  for (auto& tid : waiting) {
+    auto t = st.tasks.entries.find(tid);
+    if (t == st.tasks.entries.end())
+      continue;
+    if (err != nullptr) {
+      fail_task(self, tid, *err);
+      continue;
+    }
+    for (auto& arg : t->second.spec.args) {
+      if (arg.by_ref && arg.ref == id) {
+        arg.by_ref = false;
+        arg.inline_value = val;
+        --t->second.missing_args;
+      }
+    }
+    if (t->second.missing_args == 0)
+      enqueue(self, tid);
+  }
+}
+
+// -- submitting ---------------------------------------------------------------
+
+// Resolves the arguments of a new or rebuilt task, and queues it once they
+// are values.
+void submit_entry(owner_actor* self, task_entry& t) {
+  auto id = t.spec.id;
+  t.ref_args.clear();
+  for (std::size_t pos = 0; pos < t.spec.args.size(); ++pos)
+    if (t.spec.args[pos].by_ref)
+      t.ref_args.emplace_back(pos, t.spec.args[pos]);
+  if (!resolve_args(self, t))
+    return;
+  if (t.missing_args == 0)
+    enqueue(self, id);
+}
+
+void submit(owner_actor* self, internal::task_spec&& spec,
+            std::vector<object_id> held) {
+  auto& st = self->state;
+  auto& t = st.tasks.entries[spec.id];
+  t.retries_left = spec.max_retries;
+  t.key = key_of(spec);
+  t.spec = std::move(spec);
+  t.held_args = std::move(held);
+  submit_entry(self, t);
+}
+
+// -- runs ending --------------------------------------------------------------
+
+void fail_task(owner_actor* self, const task_id& tid,
+               const detail::error_info& err) {
+  auto& st = self->state;
+  auto t = st.tasks.entries.find(tid);
+  if (t == st.tasks.entries.end() ||
+      !set_state(self, t->second, internal::task_state::failed))
+    return;
+  if (!t->second.actor_call.nil()) {
+    st.cfg.routes->fail_call(t->second.actor_call, tid, err);
+    st.tasks.entries.erase(t);
+    object_ready(self, object_id{tid, 1});
+    return;
+  }
+  st.log->debug("task {} ({}) failed: {}", tid.hex(),
+                t->second.spec.display_name(), err.message);
+  auto id = t->second.spec.return_id();
+  if (t->second.rebuilding) {
+    drop_lineage(self, id);
+    detail::error_info lost;
+    lost.code = errc::reconstruction_failed;
+    lost.function_name = t->second.spec.function;
+    lost.message = "object " + id.hex() + " of task '" +
+                   t->second.spec.display_name() +
+                   "' was lost, and running the task again to rebuild it "
+                   "failed: " +
+                   err.message;
+    st.cfg.store->fail(id, lost);
+  } else {
+    st.cfg.store->fail(id, err);
+  }
+  end_task(self, t);
+}
+
+// Runs the task again if it has retries left; returns false if not.
+bool retry_task(owner_actor* self, task_entry& t) {
+  if (t.retries_left == 0)
+    return false;
+  if (t.retries_left > 0)
+    --t.retries_left;
+  ++t.spec.attempt;
+  t.lease_id = 0;
+  self->state.log->info("retrying task {} ({}), attempt {}", t.spec.id.hex(),
+                        t.spec.display_name(), t.spec.attempt);
+  enqueue(self, t.spec.id);
+  return true;
+}
+
+void task_finished(owner_actor* self, protocol::task_done& d) {
+  auto& st = self->state;
+  auto t = st.tasks.entries.find(d.task);
+  if (t == st.tasks.entries.end() || t->second.lease_id != d.lease_id ||
+      t->second.spec.attempt != d.attempt) {
+    drop_stale_result(self, d);
+    return;
+  }
+  auto key = t->second.key;
+  auto* lease = run_ended_on_lease(self, d.lease_id, d.task, key, d.run_ns);
+  t->second.lease_id = 0;
+  if (d.ok) {
+    finish_task(self, d);
+  } else {
+    bool may_retry = d.error.code == errc::task_failed
+                         ? t->second.spec.retry_exceptions
+                         : is_retryable(d.error.code);
+    if (!may_retry || !retry_task(self, t->second))
+      fail_task(self, d.task, d.error);
+  }
+  dispatch(self, key);
+  if (lease != nullptr)
+    maybe_idle(self, *lease);
+}
+
+std::string task_state_of(owner_actor* self, const task_id& tid) {
+  auto& entries = self->state.tasks.entries;
+  auto t = entries.find(tid);
+  return t == entries.end() ? std::string{}
+                            : internal::to_string(t->second.state);
+}
+
+// -- actor calls --------------------------------------------------------------
+
+void resolve_actor_call(owner_actor* self, protocol::resolve_actor_call& msg) {
+  auto& st = self->state;
+  auto& t = st.tasks.entries[msg.task];
+  t.actor_call = msg.actor;
+  t.spec.id = msg.task;
+  t.spec.owner = st.cfg.self;
+  t.spec.args = std::move(msg.args);
+  if (resolve_args(self, t) && t.missing_args == 0)
+    enqueue(self, msg.task);
+}
+
+/// An actor call this owner made has ended.
+void actor_call_done(owner_actor* self, protocol::actor_task_done& msg) {
+  auto id = object_id{msg.task, 1};
+  auto refs = msg.result.refs;
+  if (!self->state.cfg.routes->on_done(msg))
+    disown(self, refs);
+  object_ready(self, id);
+}
+
+void actor_calls_done(owner_actor* self, protocol::actor_tasks_done& batch) {
+  for (auto& msg : batch)
+    actor_call_done(self, msg);
+}
+
+void actor_updated(owner_actor* self, const protocol::actor_update& msg) {
+  // Calls that failed with the actor may be awaited by borrowers and
+  // by tasks that take their results as arguments.
+  for (auto& id : self->state.cfg.routes->on_update(msg))
+    object_ready(self, id);
+}
+
+} // namespace prism::actors::owner_internal
