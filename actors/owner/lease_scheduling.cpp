@@ -61,8 +61,10 @@ void push_ready(owner_actor* self, key_queue& q) {
   if (q.ready.empty())
     return;
   auto depth = internal::pipeline_depth(q.avg_run_ns);
-  std::vector<lease_entry*> leases;
-  std::vector<std::size_t> in_flight;
+  auto& leases = st.scheduling.scratch_leases;
+  auto& in_flight = st.scheduling.scratch_in_flight;
+  leases.clear();
+  in_flight.clear();
   for (auto lid : q.leases) {
     auto& l = st.scheduling.leases[lid];
     leases.push_back(&l);

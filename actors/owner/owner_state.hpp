@@ -178,6 +178,10 @@ struct lease_scheduling_state {
   std::uint64_t next_request_id = 1;
   /// Whether a check of idle leases is scheduled.
   bool idle_check_pending = false;
+  /// Scratch space of `push_ready`, kept so that pushing a task allocates
+  /// nothing: a queue's leases and the tasks each has in flight.
+  std::vector<lease_entry*> scratch_leases;
+  std::vector<std::size_t> scratch_in_flight;
 };
 
 // -- the owner ----------------------------------------------------------------
