@@ -17,7 +17,7 @@ using expire_atom = caf::atom_constant<caf::atom("ep_expire")>;
 using clock_type = std::chrono::steady_clock;
 
 /// A message that arrived while no control store was attached.
-struct held_message {
+struct buffered_message {
   caf::response_promise promise;
   caf::message content;
   /// Requests are answered with an error after this; other messages wait.
@@ -33,7 +33,7 @@ struct endpoint_state {
   caf::actor gcs;
   std::uint64_t generation = 0;
   std::vector<caf::actor> watchers;
-  std::deque<held_message> held;
+  std::deque<buffered_message> buffered;
   bool expiry_scheduled = false;
 };
 
@@ -43,10 +43,10 @@ void schedule_expiry(endpoint_actor* self) {
   auto& st = self->state;
   if (st.expiry_scheduled)
     return;
-  for (auto& h : st.held)
-    if (h.request) {
+  for (auto& m : st.buffered)
+    if (m.request) {
       st.expiry_scheduled = true;
-      auto left = h.deadline - clock_type::now();
+      auto left = m.deadline - clock_type::now();
       self->delayed_send(
           self,
           std::max(std::chrono::duration_cast<std::chrono::milliseconds>(left),
@@ -60,18 +60,18 @@ void expire(endpoint_actor* self) {
   auto& st = self->state;
   st.expiry_scheduled = false;
   auto now = clock_type::now();
-  std::deque<held_message> kept;
-  for (auto& h : st.held) {
-    if (h.request && h.deadline <= now)
-      h.promise.deliver(caf::make_error(
+  std::deque<buffered_message> kept;
+  for (auto& m : st.buffered) {
+    if (m.request && m.deadline <= now)
+      m.promise.deliver(caf::make_error(
           caf::sec::request_timeout,
           "the control store was unavailable for " +
               std::to_string(st.wait.count()) +
               " ms (gcs_reconnect_timeout_ms); it is restarting or down"));
     else
-      kept.push_back(std::move(h));
+      kept.push_back(std::move(m));
   }
-  st.held = std::move(kept);
+  st.buffered = std::move(kept);
   schedule_expiry(self);
 }
 
@@ -82,16 +82,55 @@ void attach(endpoint_actor* self, caf::actor gcs) {
   st.gcs = std::move(gcs);
   self->monitor(st.gcs);
   ++st.generation;
-  if (!st.held.empty())
+  if (!st.buffered.empty())
     st.log->info("the control store is back; forwarding {} messages that "
                  "waited for it",
-                 st.held.size());
-  for (auto& h : st.held)
-    h.promise.delegate(st.gcs, std::move(h.content));
-  st.held.clear();
+                 st.buffered.size());
+  for (auto& m : st.buffered)
+    m.promise.delegate(st.gcs, std::move(m.content));
+  st.buffered.clear();
   if (st.generation > 1)
     for (auto& w : st.watchers)
       self->send(w, protocol::gcs_restarted{st.generation});
+}
+
+/// The attached control store, or a watcher, went down.
+void on_down(endpoint_actor* self, const caf::down_msg& msg) {
+  auto& st = self->state;
+  if (st.gcs && msg.source == st.gcs.address()) {
+    auto level = msg.reason == caf::exit_reason::user_shutdown
+                     ? spdlog::level::info
+                     : spdlog::level::warn;
+    st.log->log(level,
+                "the control store went down ({}); messages to it wait for "
+                "its restart",
+                self->system().render(msg.reason));
+    st.gcs = nullptr;
+    return;
+  }
+  auto& ws = st.watchers;
+  ws.erase(std::remove_if(
+               ws.begin(), ws.end(),
+               [&](const caf::actor& w) { return w.address() == msg.source; }),
+           ws.end());
+}
+
+/// Forwards a message to the control store attached now, or buffers it
+/// until one attaches.
+caf::result<caf::message> forward_or_buffer(endpoint_actor* self,
+                                            caf::message_view& x) {
+  auto& st = self->state;
+  if (st.gcs)
+    return self->delegate(st.gcs, x.move_content_to_message());
+  auto rp = self->make_response_promise();
+  buffered_message m;
+  m.request = rp.pending() && !rp.async();
+  m.deadline = clock_type::now() + st.wait;
+  m.content = x.move_content_to_message();
+  m.promise = rp;
+  st.buffered.push_back(std::move(m));
+  schedule_expiry(self);
+  return rp;
 }
 
 caf::behavior endpoint_behavior(endpoint_actor* self,
@@ -100,42 +139,11 @@ caf::behavior endpoint_behavior(endpoint_actor* self,
   st.log = component_logger("gcs");
   st.wait = wait;
   install_default_handlers(self, st.log);
-  self->set_down_handler([self](caf::down_msg& msg) {
-    auto& st = self->state;
-    if (st.gcs && msg.source == st.gcs.address()) {
-      auto level = msg.reason == caf::exit_reason::user_shutdown
-                       ? spdlog::level::info
-                       : spdlog::level::warn;
-      st.log->log(level,
-                  "the control store went down ({}); messages to it wait for "
-                  "its restart",
-                  self->system().render(msg.reason));
-      st.gcs = nullptr;
-      return;
-    }
-    auto& ws = st.watchers;
-    ws.erase(std::remove_if(ws.begin(), ws.end(),
-                            [&](const caf::actor& w) {
-                              return w.address() == msg.source;
-                            }),
-             ws.end());
-  });
+  self->set_down_handler([self](caf::down_msg& msg) { on_down(self, msg); });
   self->set_default_handler(
       [](caf::scheduled_actor* ptr,
          caf::message_view& x) -> caf::result<caf::message> {
-        auto self = static_cast<endpoint_actor*>(ptr);
-        auto& st = self->state;
-        if (st.gcs)
-          return self->delegate(st.gcs, x.move_content_to_message());
-        auto rp = self->make_response_promise();
-        held_message h;
-        h.request = rp.pending() && !rp.async();
-        h.deadline = clock_type::now() + st.wait;
-        h.content = x.move_content_to_message();
-        h.promise = rp;
-        st.held.push_back(std::move(h));
-        schedule_expiry(self);
-        return rp;
+        return forward_or_buffer(static_cast<endpoint_actor*>(ptr), x);
       });
   return {
       [self](protocol::gcs_attach& msg) { attach(self, std::move(msg.gcs)); },

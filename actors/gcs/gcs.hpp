@@ -45,7 +45,7 @@ struct gcs_config {
 caf::actor spawn_gcs(caf::actor_system& sys, gcs_config cfg);
 
 /// Spawns the control store's stable address: it forwards every message to
-/// the control store attached now (`protocol::gcs_attach`), holds messages
+/// the control store attached now (`protocol::gcs_attach`), buffers messages
 /// while none is (answering a request with an error once `wait` passes), and
 /// tells its watchers (`protocol::watch_gcs`) when a new one takes over.
 caf::actor spawn_gcs_endpoint(caf::actor_system& sys,

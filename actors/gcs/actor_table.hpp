@@ -1,0 +1,120 @@
+#pragma once
+
+// The actors of the cluster: each one's state, instance and subscribers,
+// their names, who owns them, and the dead ones still remembered.
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
+#include <caf/atom.hpp>
+#include <caf/system_messages.hpp>
+
+#include "gcs/gcs_actor.hpp"
+#include "prism/ids.hpp"
+#include "prism/internal/actor_spec.hpp"
+#include "protocol/owner_gcs.hpp"
+#include "protocol/raylet_gcs.hpp"
+
+namespace prism::actors::gcs_detail {
+
+using internal::actor_state;
+
+/// Time to forget the dead actors past the limit.
+using forget_atom = caf::atom_constant<caf::atom("forget")>;
+
+struct actor_entry {
+  internal::actor_spec spec;
+  actor_state state = actor_state::pending;
+  caf::actor host;
+  /// The node the actor lives on or is being started on.
+  node_id node;
+  bool placed = false;
+  std::int32_t incarnation = 0;
+  internal::death_kind death_kind = internal::death_kind::none;
+  std::string death_cause;
+  std::vector<caf::actor> subscribers;
+  /// The spec as stored: encoded once, written with every change.
+  std::string spec_bytes;
+  /// Recovered from storage and not yet found alive or lost: no update is
+  /// published for it meanwhile, so that its callers carry on undisturbed.
+  bool recovering = false;
+};
+
+struct actor_table {
+  std::unordered_map<actor_id, actor_entry> entries;
+  std::map<std::pair<std::string, std::string>, actor_id> named;
+  std::unordered_map<caf::actor_addr, actor_id> by_host;
+  /// Non-detached actors by the owner they share fate with.
+  std::unordered_map<caf::actor_addr, std::vector<actor_id>> by_owner;
+  /// Actors no node can host now, placed when one can.
+  std::vector<actor_id> unplaced;
+  /// Dead actors, those that died first in front; past `max_dead` the first
+  /// are forgotten.
+  std::deque<actor_id> dead;
+  std::size_t max_dead = 100000;
+  bool forget_scheduled = false;
+};
+
+/// What subscribers of `a` learn of it.
+protocol::actor_update update_of(const actor_entry& a);
+
+/// What a subscriber of an actor the control store does not know learns.
+protocol::actor_update unknown_actor_update(const actor_id& id);
+
+/// Writes `a` to the storage.
+void save_actor(gcs_actor* self, const actor_entry& a);
+
+/// Tells every subscriber of `a` its state, once durable.
+void publish(gcs_actor* self, const actor_entry& a);
+
+/// Adds `who` to the subscribers of `a`, unless it is one.
+void add_subscriber(actor_entry& a, const caf::actor& who);
+
+/// Notes that the non-detached actor `id` shares fate with `owner`.
+void add_owned(gcs_actor* self, const caf::actor& owner, const actor_id& id);
+
+/// Keeps dead actor `id` among the remembered ones; past the limit, those
+/// that died first are forgotten soon after (not here: callers may be
+/// walking the table).
+void remember_dead(gcs_actor* self, const actor_id& id);
+
+/// Forgets the dead actors that died first, past the limit.
+void forget_dead(gcs_actor* self);
+
+/// `a` is dead for `kind`, said by `cause`; ends its instance.
+void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
+               const std::string& cause);
+
+/// The instance of `a` is gone: restart it if it may, else it is dead.
+void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why);
+
+/// Takes `host` as the instance of `a`, without saving the change; false
+/// if it is stale.
+bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
+                   std::int32_t incarnation, const node_id& node);
+
+/// Takes `host` as the live instance of `a` (reported after a restart of
+/// the control store); false if it is stale.
+bool reattach_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
+                       std::int32_t incarnation, const node_id& node);
+
+/// Reattaches the instances a registering node hosts; those unknown or
+/// stale end.
+void reattach_hosted(gcs_actor* self, const protocol::add_node& msg);
+
+/// If `msg` tells of an actor's instance, it is gone; returns whether it
+/// did.
+bool host_down(gcs_actor* self, const caf::down_msg& msg);
+
+/// The actors that share fate with `owner` die with it.
+void owner_gone(gcs_actor* self, const caf::actor_addr& owner);
+
+} // namespace prism::actors::gcs_detail

@@ -1,0 +1,41 @@
+#pragma once
+
+// The jobs of the cluster: which driver started each, and whether it runs.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+
+#include <caf/response_promise.hpp>
+
+#include "gcs/gcs_actor.hpp"
+#include "prism/ids.hpp"
+#include "protocol/raylet_gcs.hpp"
+
+namespace prism::actors::gcs_detail {
+
+struct job_entry {
+  worker_id driver;
+  std::string ns;
+  bool running = true;
+  std::int64_t start_ms = 0;
+};
+
+struct job_table {
+  std::unordered_map<job_id, job_entry> entries;
+  std::uint32_t next_job = 1;
+};
+
+/// Writes job `id` to the storage.
+void save_job(gcs_actor* self, job_id id, const job_entry& j);
+
+/// A driver starts a job; answers its id once durable.
+caf::response_promise start_job(gcs_actor* self,
+                                const protocol::start_job& msg);
+
+/// A job ends: its non-detached actors die, its lineage goes, every raylet
+/// hears of it.
+caf::response_promise finish_job(gcs_actor* self,
+                                 const protocol::finish_job& msg);
+
+} // namespace prism::actors::gcs_detail

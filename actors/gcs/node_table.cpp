@@ -1,0 +1,87 @@
+#include "gcs/node_table.hpp"
+
+#include <caf/all.hpp>
+
+#include "gcs/gcs_state.hpp"
+
+namespace prism::actors::gcs_detail {
+
+void save_node(gcs_actor* self, const node_entry& n) {
+  if (!self->state.durability.storage)
+    return;
+  persistence::write_batch b;
+  b.put_node(persistence::node_record{n.info.node, n.info.resources.to_map(),
+                                      n.info.alive});
+  commit(self, std::move(b));
+}
+
+// Tells every live raylet which nodes exist, so that each can send work it
+// cannot run to a node that can.
+void broadcast_view(gcs_actor* self) {
+  protocol::cluster_view view;
+  for (auto& [id, n] : self->state.nodes.entries)
+    // A node still awaited after a restart is neither known alive nor dead
+    // yet: left out, work pinned to it waits instead of being refused.
+    if (!n.awaited)
+      view.nodes.push_back(n.info);
+  for (auto& [id, n] : self->state.nodes.entries)
+    if (n.info.alive)
+      self->send(n.info.raylet, view);
+}
+
+void register_node(gcs_actor* self, protocol::add_node& msg) {
+  auto& st = self->state;
+  self->monitor(msg.raylet);
+  st.log->info("node {} joined with {{{}}}", msg.node.hex(),
+               msg.resources.to_string());
+  auto& n = st.nodes.entries[msg.node];
+  bool was_awaited = n.awaited;
+  if (was_awaited) {
+    n.awaited = false;
+    --st.nodes.awaited;
+  }
+  n.info = protocol::node_info{msg.node, msg.resources, msg.raylet, true};
+  count_placed_actors(self, n);
+  save_node(self, n);
+  reattach_hosted(self, msg);
+  self->send(msg.raylet, protocol::node_added{msg.node});
+  if (was_awaited)
+    settle_missing(self, msg.node,
+                   "its instance was gone when its node registered again");
+  if (st.recovery.active && st.nodes.awaited == 0)
+    settle_missing(self, node_id{},
+                   "its node did not come back after the control store "
+                   "restarted");
+  broadcast_view(self);
+  place_unplaced(self);
+}
+
+std::vector<protocol::node_info> list_nodes(const gcs_state& st) {
+  std::vector<protocol::node_info> result;
+  for (auto& [id, node] : st.nodes.entries)
+    result.push_back(node.info);
+  return result;
+}
+
+namespace {
+
+void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
+  n.info.alive = false;
+  self->state.log->warn("node {} is dead: {}", n.info.node.hex(), why);
+  save_node(self, n);
+  broadcast_view(self);
+  place_again_actors_starting_on(self, n.info.node);
+}
+
+} // namespace
+
+bool raylet_down(gcs_actor* self, const caf::down_msg& msg) {
+  for (auto& [id, node] : self->state.nodes.entries)
+    if (node.info.alive && node.info.raylet.address() == msg.source) {
+      node_gone(self, node, self->system().render(msg.reason));
+      return true;
+    }
+  return false;
+}
+
+} // namespace prism::actors::gcs_detail
