@@ -5,6 +5,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <optional>
@@ -64,8 +65,21 @@ int call_add(const std::string& name, int x) {
   return prism::get(h->task(&worker::add).remote(x), result_timeout);
 }
 
-// Kills the child named `name` as a crash would, and returns its old id.
-prism::actor_id crash(const std::string& name) {
+// Waits until every child of `tree` has started: a child actor's name is
+// found as soon as the actor is created, before its start has completed, and
+// a child that dies while it starts is a failed start, not a crash.
+void await_started(const prism::supervisor& tree) {
+  BOOST_REQUIRE(wait_until([&] {
+    auto xs = tree.which_children();
+    return std::all_of(xs.begin(), xs.end(),
+                       [](const prism::child_info& x) { return x.running; });
+  }));
+}
+
+// Kills the child named `name` of `tree`, once every child of the tree has
+// started, as a crash would, and returns its old id.
+prism::actor_id crash(const prism::supervisor& tree, const std::string& name) {
+  await_started(tree);
   auto h = prism::get_actor<worker>(name);
   BOOST_REQUIRE(h.has_value());
   prism::kill(*h);
@@ -204,6 +218,7 @@ void check_restart_order(prism::restart_strategy strategy,
     BOOST_TEST_CONTEXT("round " << round) {
       // The round before ends with c constructed: it is alive or soon is.
       BOOST_REQUIRE(wait_until([] { return ordered_id("c").has_value(); }));
+      await_started(tree);
       starts().clear();
       b = crash_ordered("b", b);
       BOOST_TEST(log_after(events) == expected);
@@ -237,7 +252,7 @@ BOOST_AUTO_TEST_CASE(one_for_one_restarts_only_the_crashed_child) {
   next_instance("b", std::nullopt);
   auto c = next_instance("c", std::nullopt);
   BOOST_TEST(call_add("b", 5) == 105);
-  auto old_b = crash("b");
+  auto old_b = crash(tree, "b");
   next_instance("b", old_b);
   // The new instance starts from its factory again; its name finds it.
   BOOST_TEST(call_add("b", 1) == 101);
@@ -251,7 +266,7 @@ BOOST_AUTO_TEST_CASE(one_for_all_restarts_every_child) {
   auto a = next_instance("a", std::nullopt);
   next_instance("b", std::nullopt);
   auto c = next_instance("c", std::nullopt);
-  auto old_b = crash("b");
+  auto old_b = crash(tree, "b");
   next_instance("b", old_b);
   next_instance("a", a);
   next_instance("c", c);
@@ -263,7 +278,7 @@ BOOST_AUTO_TEST_CASE(rest_for_one_restarts_the_child_and_those_after_it) {
   auto a = next_instance("a", std::nullopt);
   next_instance("b", std::nullopt);
   auto c = next_instance("c", std::nullopt);
-  auto old_b = crash("b");
+  auto old_b = crash(tree, "b");
   next_instance("b", old_b);
   next_instance("c", c);
   BOOST_TEST((id_of("a") == a));
@@ -275,6 +290,7 @@ BOOST_AUTO_TEST_CASE(transient_child_is_not_restarted_after_a_normal_exit) {
                                {prism::child_spec::actor("t", worker::create, 0)
                                     .restart(prism::restart_type::transient)});
   next_instance("t", std::nullopt);
+  await_started(tree);
   auto h = prism::get_actor<worker>("t");
   BOOST_REQUIRE(h.has_value());
   BOOST_CHECK_THROW(prism::get(h->task(&worker::quit).remote(), result_timeout),
@@ -292,7 +308,7 @@ BOOST_AUTO_TEST_CASE(transient_child_is_restarted_after_a_crash) {
                                {prism::child_spec::actor("t", worker::create, 0)
                                     .restart(prism::restart_type::transient)});
   auto old = next_instance("t", std::nullopt);
-  crash("t");
+  crash(tree, "t");
   next_instance("t", old);
 }
 
@@ -304,7 +320,7 @@ BOOST_AUTO_TEST_CASE(temporary_child_is_never_restarted) {
        prism::child_spec::actor("keep", worker::create, 0)});
   next_instance("tmp", std::nullopt);
   auto keep = next_instance("keep", std::nullopt);
-  crash("tmp");
+  crash(tree, "tmp");
   BOOST_REQUIRE(wait_until([&] { return tree.which_children().size() == 1; }));
   BOOST_TEST(!id_of("tmp").has_value());
   BOOST_TEST((id_of("keep") == keep));
@@ -314,10 +330,10 @@ BOOST_AUTO_TEST_CASE(tree_gives_up_past_its_restart_intensity) {
   auto tree = prism::supervisor::start(
       flags(prism::restart_strategy::one_for_one, 1), three_children());
   auto old = next_instance("a", std::nullopt);
-  crash("a");
+  crash(tree, "a");
   old = next_instance("a", old);
   // A second restart within the period exceeds an intensity of 1.
-  crash("a");
+  crash(tree, "a");
   BOOST_REQUIRE(wait_until([&] { return !tree.alive(); }));
   // Its children went down with it.
   BOOST_REQUIRE(
@@ -335,7 +351,7 @@ BOOST_AUTO_TEST_CASE(nested_tree_restarts_inside_its_parent) {
   auto top = next_instance("top", std::nullopt);
   auto x = next_instance("x", std::nullopt);
   next_instance("y", std::nullopt);
-  auto old_y = crash("y");
+  auto old_y = crash(tree, "y");
   next_instance("y", old_y);
   next_instance("x", x);
   BOOST_TEST((id_of("top") == top));
@@ -383,7 +399,7 @@ BOOST_AUTO_TEST_CASE(simple_one_for_one_starts_children_on_demand) {
   auto s1 = next_instance("session-1", std::nullopt);
   next_instance("session-2", std::nullopt);
   BOOST_TEST(call_add("session-2", 1) == 8);
-  crash("session-1");
+  crash(tree, "session-1");
   next_instance("session-1", s1);
   tree.terminate_child("session-2");
   BOOST_REQUIRE(wait_until([&] { return !id_of("session-2"); }));
