@@ -406,9 +406,10 @@ void owner_client::kill_actor(const actor_id& actor, bool no_restart) {
 
 bool owner_client::kv_put(const std::string& ns, const std::string& key,
                           const std::string& value, bool overwrite) {
-  return ask_gcs<bool>(sys_, cfg_.gcs,
-                       protocol::kv_put{ns_or_job(ns), key, value, overwrite},
-                       "kv::put of '" + key + "'");
+  return ask_gcs<bool>(
+      sys_, cfg_.gcs,
+      protocol::kv_put{ns_or_job(ns), key, value, overwrite, {}},
+      "kv::put of '" + key + "'");
 }
 
 std::optional<std::string> owner_client::kv_get(const std::string& ns,
@@ -422,7 +423,7 @@ std::optional<std::string> owner_client::kv_get(const std::string& ns,
 }
 
 bool owner_client::kv_del(const std::string& ns, const std::string& key) {
-  return ask_gcs<bool>(sys_, cfg_.gcs, protocol::kv_del{ns_or_job(ns), key},
+  return ask_gcs<bool>(sys_, cfg_.gcs, protocol::kv_del{ns_or_job(ns), key, {}},
                        "kv::del of '" + key + "'");
 }
 

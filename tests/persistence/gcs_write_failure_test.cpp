@@ -41,7 +41,7 @@ struct failing_disk_gcs : gcs_on_failing_disk {
   using gcs_on_failing_disk::gcs_on_failing_disk;
 
   bool put(int i) {
-    return ask<bool>(protocol::kv_put{ns, key(i), value(i), true}, "put");
+    return ask<bool>(protocol::kv_put{ns, key(i), value(i), true, {}}, "put");
   }
 
   std::optional<std::string> get(int i) {

@@ -394,8 +394,8 @@ BOOST_AUTO_TEST_CASE(gcs_restart_messages_roundtrip) {
 }
 
 BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
-  auto put =
-      roundtrip(sys, protocol::kv_put{"ns", "k", std::string{"\0v", 2}, false});
+  auto put = roundtrip(
+      sys, protocol::kv_put{"ns", "k", std::string{"\0v", 2}, false, {}});
   BOOST_TEST(put.ns == "ns");
   BOOST_TEST(put.key == "k");
   BOOST_TEST(put.value == std::string("\0v", 2));
@@ -405,7 +405,7 @@ BOOST_AUTO_TEST_CASE(kv_messages_roundtrip) {
   auto val = roundtrip(sys, protocol::kv_value{true, "v"});
   BOOST_TEST(val.found);
   BOOST_TEST(val.value == "v");
-  BOOST_TEST(roundtrip(sys, protocol::kv_del{"ns", "k"}).key == "k");
+  BOOST_TEST(roundtrip(sys, protocol::kv_del{"ns", "k", {}}).key == "k");
   BOOST_TEST(roundtrip(sys, protocol::kv_keys{"ns", "p"}).prefix == "p");
 }
 
