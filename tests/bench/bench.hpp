@@ -52,6 +52,16 @@ std::vector<metric> actor_metrics();
 /// Two plain CAF actors exchanging requests: the floor under Prism's numbers.
 std::vector<metric> caf_floor_metrics();
 
+/// The floors between two processes on loopback: plain CAF request/response
+/// over the middleman, one at a time and pipelined, and a raw TCP ping-pong.
+/// Each run starts a peer process (this program with `--floor-peer`).
+std::vector<metric> remote_floor_metrics();
+
+/// The peer of `remote_floor_metrics`: publishes an echo actor and a TCP echo
+/// listener on 127.0.0.1, prints "ports CAF TCP" and serves until its
+/// standard input closes. Returns the exit status.
+int run_floor_peer();
+
 /// The control store's storage: acknowledged actor writes with and without
 /// fsync, and recovery of a store of 100,000 actors.
 std::vector<metric> gcs_store_metrics();
