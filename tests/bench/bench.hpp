@@ -53,14 +53,16 @@ std::vector<metric> actor_metrics();
 std::vector<metric> caf_floor_metrics();
 
 /// The floors between two processes on loopback: plain CAF request/response
-/// over the middleman, one at a time and pipelined, and a raw TCP ping-pong.
-/// Each run starts a peer process (this program with `--floor-peer`).
+/// over the middleman, one at a time and pipelined, stock and set up as
+/// Prism's processes are, and a raw TCP ping-pong. Each run starts a peer
+/// process (this program with `--floor-peer`).
 std::vector<metric> remote_floor_metrics();
 
-/// The peer of `remote_floor_metrics`: publishes an echo actor and a TCP echo
+/// The peer of `remote_floor_metrics`: publishes an echo actor (in an actor
+/// system set up as Prism's processes are, if `tuned`) and a TCP echo
 /// listener on 127.0.0.1, prints "ports CAF TCP" and serves until its
 /// standard input closes. Returns the exit status.
-int run_floor_peer();
+int run_floor_peer(bool tuned);
 
 /// The control store's storage: acknowledged actor writes with and without
 /// fsync, and recovery of a store of 100,000 actors.

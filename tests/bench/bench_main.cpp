@@ -198,7 +198,7 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   // The peer process of the remote floor metrics (metrics_remote_floor.cpp).
-  if (argc == 2 && std::string_view{argv[1]} == "--floor-peer")
-    return prism::bench::run_floor_peer();
+  if (argc == 3 && std::string_view{argv[1]} == "--floor-peer")
+    return prism::bench::run_floor_peer(std::string_view{argv[2]} == "--tuned");
   return prism::bench::run(argc, argv);
 }

@@ -4,6 +4,13 @@
 // TCP ping-pong. The peer is this program again, started with
 // `--floor-peer`: it publishes an echo actor and a TCP echo listener on
 // 127.0.0.1, prints their ports, and ends when its standard input closes.
+//
+// The `caf_tuned_remote_*` metrics run the same requests with both actor
+// systems set up as Prism's own processes are: Prism's scheduling policy
+// (actors/cluster/shared_queue_policy.hpp) instead of CAF's work stealing,
+// and no BASP worker threads (`middleman.workers = 0`: the middleman's thread
+// reads a message and hands it to the scheduler itself, one thread hop less
+// each way).
 
 #include <cerrno>
 #include <chrono>
@@ -39,6 +46,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "bench.hpp"
+#include "cluster/shared_queue_policy.hpp"
 #include "floor_actors.hpp"
 
 extern char** environ;
@@ -168,11 +176,22 @@ void serve_pings(int listener) {
 
 // -- the peer process ---------------------------------------------------------
 
+/// Loads the middleman into `cfg`; with `tuned`, also Prism's scheduling
+/// policy and no BASP worker threads.
+void configure(caf::actor_system_config& cfg, bool tuned) {
+  cfg.load<caf::io::middleman>();
+  if (!tuned)
+    return;
+  actors::use_shared_queue_scheduler(cfg);
+  cfg.set("middleman.workers", std::size_t{0});
+}
+
 /// The running peer: its pid, the write end of its standard input (closing
 /// it ends the peer) and the ports it listens on.
 class floor_peer {
 public:
-  floor_peer() {
+  /// Starts the peer; `tuned` sets its actor system up as `configure` says.
+  explicit floor_peer(bool tuned) {
     int in[2];
     int out[2];
     if (::pipe2(in, O_CLOEXEC) != 0 || ::pipe2(out, O_CLOEXEC) != 0)
@@ -187,7 +206,8 @@ public:
     posix_spawn_file_actions_adddup2(&actions, peer_out.get(), 1);
     std::string self = "/proc/self/exe";
     std::string mode = "--floor-peer";
-    char* argv[] = {self.data(), mode.data(), nullptr};
+    std::string setup = tuned ? "--tuned" : "--stock";
+    char* argv[] = {self.data(), mode.data(), setup.data(), nullptr};
     auto rc =
         ::posix_spawn(&pid_, self.c_str(), &actions, nullptr, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -262,10 +282,10 @@ private:
 
 /// Round trips per second of `total` requests to the peer's echo actor with
 /// up to `window` in flight. Starting the peer and connecting are not timed.
-double remote_round_trips(std::size_t total, std::size_t window) {
-  floor_peer peer;
+double remote_round_trips(std::size_t total, std::size_t window, bool tuned) {
+  floor_peer peer{tuned};
   caf::actor_system_config cfg;
-  cfg.load<caf::io::middleman>();
+  configure(cfg, tuned);
   caf::actor_system sys{cfg};
   auto server = sys.middleman().remote_actor("127.0.0.1", peer.caf_port());
   if (!server)
@@ -277,16 +297,16 @@ double remote_round_trips(std::size_t total, std::size_t window) {
 
 // -- metrics ------------------------------------------------------------------
 
-double remote_rtt(const run_options& opts) {
-  return remote_round_trips(opts.iterations(20'000), 1);
+double remote_rtt(const run_options& opts, bool tuned) {
+  return remote_round_trips(opts.iterations(20'000), 1, tuned);
 }
 
-double remote_pipelined(const run_options& opts) {
-  return remote_round_trips(opts.iterations(200'000), remote_window);
+double remote_pipelined(const run_options& opts, bool tuned) {
+  return remote_round_trips(opts.iterations(200'000), remote_window, tuned);
 }
 
 double tcp_rtt(const run_options& opts) {
-  floor_peer peer;
+  floor_peer peer{false};
   fd_guard conn{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
   if (conn.get() < 0)
     throw_errno("socket");
@@ -307,10 +327,10 @@ double tcp_rtt(const run_options& opts) {
 
 } // namespace
 
-int run_floor_peer() {
+int run_floor_peer(bool tuned) {
   try {
     caf::actor_system_config cfg;
-    cfg.load<caf::io::middleman>();
+    configure(cfg, tuned);
     caf::actor_system sys{cfg};
     auto server = sys.spawn<echo_server>();
     auto caf_port = sys.middleman().publish(server, 0, "127.0.0.1");
@@ -341,8 +361,14 @@ int run_floor_peer() {
 
 std::vector<metric> remote_floor_metrics() {
   return {
-      {"caf_floor_remote_rtt", "per_s", false, remote_rtt},
-      {"caf_floor_remote_pipelined", "per_s", false, remote_pipelined},
+      {"caf_floor_remote_rtt", "per_s", false,
+       [](const run_options& o) { return remote_rtt(o, false); }},
+      {"caf_floor_remote_pipelined", "per_s", false,
+       [](const run_options& o) { return remote_pipelined(o, false); }},
+      {"caf_tuned_remote_rtt", "per_s", false,
+       [](const run_options& o) { return remote_rtt(o, true); }},
+      {"caf_tuned_remote_pipelined", "per_s", false,
+       [](const run_options& o) { return remote_pipelined(o, true); }},
       {"tcp_floor_rtt", "per_s", false, tcp_rtt},
   };
 }
