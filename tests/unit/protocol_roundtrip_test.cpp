@@ -4,6 +4,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <exception>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -931,6 +933,50 @@ void roundtrip_samples(caf::actor_system& sys, const caf::actor& a,
   (roundtrip_sample<Entries>(sys, a), ...);
 }
 
+// Reads `bytes` as a message: an error or an empty message is a refusal,
+// anything else came through whole. Must never crash, whatever the bytes.
+bool readable(caf::actor_system& sys, const std::vector<char>& bytes) {
+  caf::message copy;
+  caf::binary_deserializer source{sys, bytes};
+  try {
+    return !source(copy) && !copy.empty();
+  } catch (const std::exception&) {
+    return false; // e.g. std::bad_alloc of a forged length
+  }
+}
+
+/// Damaged copies tried per message type: bytes overwritten at random.
+constexpr int mutations_per_type = 200;
+
+// Reads every prefix of the sample of `Entry` and damaged copies of it, as
+// bytes from a hostile or broken peer would arrive.
+template <class Entry>
+void read_damaged_sample(caf::actor_system& sys, const caf::actor& a,
+                         std::mt19937& rng) {
+  using type = typename Entry::type;
+  BOOST_TEST_CONTEXT(Entry::name) {
+    auto whole = bytes_of(sys, sample(type_tag<type>{}, a));
+    for (std::size_t cut = 0; cut < whole.size(); ++cut)
+      BOOST_TEST(!readable(sys, {whole.begin(), whole.begin() + cut}),
+                 "a prefix of " << cut << " bytes was read whole");
+    std::uniform_int_distribution<std::size_t> where{0, whole.size() - 1};
+    std::uniform_int_distribution<int> byte{0, 255};
+    for (int i = 0; i < mutations_per_type; ++i) {
+      auto damaged = whole;
+      for (int k = 0; k < 1 + i % 4; ++k)
+        damaged[where(rng)] = static_cast<char>(byte(rng));
+      readable(sys, damaged); // read whole or refused: either is fine
+    }
+  }
+}
+
+template <class... Entries>
+void read_damaged_samples(caf::actor_system& sys, const caf::actor& a,
+                          caf::detail::type_list<Entries...>) {
+  std::mt19937 rng{20261123};
+  (read_damaged_sample<Entries>(sys, a, rng), ...);
+}
+
 template <class... Entries>
 std::vector<std::string> names_of(caf::detail::type_list<Entries...>) {
   return {Entries::name...};
@@ -971,6 +1017,15 @@ BOOST_AUTO_TEST_CASE(truncated_message_is_refused) {
     auto err = source(copy);
     BOOST_TEST((static_cast<bool>(err) || copy.empty()));
   }
+}
+
+// Bytes from another process may be cut short or damaged: every prefix of
+// every message type's sample is refused, and damaged copies are read or
+// refused, never a crash (the sanitizers watch this test).
+BOOST_AUTO_TEST_CASE(damaged_bytes_of_every_message_type_are_refused_or_read) {
+  auto a = some_actor(sys);
+  read_damaged_samples(sys, a, protocol::message_types{});
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
