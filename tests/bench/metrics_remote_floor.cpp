@@ -231,6 +231,7 @@ public:
         ::waitpid(pid_, &status, 0);
         return;
       }
+      // waitpid has no timeout: look again shortly, up to the deadline.
       std::this_thread::sleep_for(std::chrono::milliseconds{5});
     }
   }
