@@ -12,8 +12,8 @@
 
 #include <caf/all.hpp>
 
+#include "deterministic_system.hpp"
 #include "protocol/owner_gcs.hpp"
-#include "protocol/registration.hpp"
 #include "protocol/supervisor.hpp"
 #include "supervisor/actor_child.hpp"
 
@@ -46,11 +46,8 @@ caf::behavior fake_gcs(caf::event_based_actor*,
   };
 }
 
-struct actor_child_fixture {
-  actor_child_fixture()
-      : sys(configure(cfg)),
-        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())),
-        gcs(sys.spawn(fake_gcs, journal)) {
+struct actor_child_fixture : prism_unit::deterministic_system {
+  actor_child_fixture() : gcs(sys.spawn(fake_gcs, journal)) {
     spec.id = actor_id{unique_id::random()};
     spec.name = "child";
     spec.factory = "some_factory";
@@ -63,21 +60,7 @@ struct actor_child_fixture {
   ~actor_child_fixture() {
     caf::anon_send_exit(child, caf::exit_reason::kill);
     caf::anon_send_exit(gcs, caf::exit_reason::kill);
-    drain();
-    while (sched.trigger_timeouts() > 0)
-      drain();
-  }
-
-  static caf::actor_system_config& configure(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.file-verbosity", caf::atom("quiet"));
-    protocol::add_message_types(c);
-    return c;
-  }
-
-  void drain() {
-    while (sched.try_run_once())
-      ; // nop
+    fire_remaining_timers();
   }
 
   /// Tells the stand-in, as the control store would, that its actor is now
@@ -108,9 +91,6 @@ struct actor_child_fixture {
     return result;
   }
 
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<gcs_journal> journal = std::make_shared<gcs_journal>();
   caf::actor gcs;
   internal::actor_spec spec;

@@ -18,8 +18,8 @@
 
 #include <caf/all.hpp>
 
+#include "deterministic_system.hpp"
 #include "prism/error.hpp"
-#include "protocol/registration.hpp"
 #include "protocol/supervisor.hpp"
 #include "supervisor/supervisor.hpp"
 
@@ -149,37 +149,18 @@ supervisor_flags flags(restart_strategy strategy, int intensity = 10,
   return result;
 }
 
-struct supervisor_fixture {
-  supervisor_fixture()
-      : sys(configure(cfg)),
-        sched(
-            dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {}
+struct supervisor_fixture : prism_unit::deterministic_system {
 
   ~supervisor_fixture() {
     for (auto& s : supervisors)
       caf::anon_send_exit(s, caf::exit_reason::kill);
     for (auto& a : j->spawned)
       caf::anon_send_exit(a, caf::exit_reason::kill);
-    drain();
-    // Fire what timers remain (late stop timeouts) so nothing is left behind.
-    while (sched.trigger_timeouts() > 0)
-      drain();
-  }
-
-  static caf::actor_system_config& configure(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.file-verbosity", caf::atom("quiet"));
-    protocol::add_message_types(c);
-    return c;
+    // Late stop timeouts too.
+    fire_remaining_timers();
   }
 
   // -- driving the scheduler ---
-
-  /// Delivers every message that is due; the virtual clock stands still.
-  void drain() {
-    while (sched.try_run_once())
-      ; // nop
-  }
 
   /// Moves the virtual clock by `d`, firing the timers due, and drains.
   void advance(milliseconds d) {
@@ -250,9 +231,6 @@ struct supervisor_fixture {
     return *result;
   }
 
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scheduler::test_coordinator& sched;
   std::shared_ptr<journal> j = std::make_shared<journal>();
   std::vector<caf::actor> supervisors;
 };
