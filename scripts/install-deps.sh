@@ -20,6 +20,7 @@ packages=(
   libfmt-dev
   libboost-test-dev
   libcli11-dev
+  nlohmann-json3-dev
   libjemalloc-dev
   clang-format
 )

@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/components.hpp"
 #include "cluster/shared_queue_policy.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
@@ -28,6 +29,7 @@
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
 #include "protocol/registration.hpp"
+#include "protocol/status.hpp"
 #include "protocol/supervisor.hpp"
 #include "protocol/testing.hpp"
 #include "raylet/raylet.hpp"
@@ -38,47 +40,8 @@ namespace {
 
 constexpr auto control_timeout = std::chrono::seconds{10};
 
-/// Threads for actor methods: at least one per core, and more whenever all
-/// are busy (methods may block in `get`).
-constexpr std::size_t max_actor_threads = 1024;
-
-resource_map node_resources(const config& cfg, resource_map result) {
-  if (cfg.num_cpus < 0 || !std::isfinite(cfg.num_cpus))
-    throw invalid_argument_error("num_cpus must be 0 (all hardware threads) "
-                                 "or positive");
-  for (const auto& [name, quantity] : result) {
-    if (name.empty())
-      throw invalid_argument_error("node resource names must not be empty");
-    if (!std::isfinite(quantity) || quantity < 0)
-      throw invalid_argument_error("node resource '" + name +
-                                   "' must not be negative");
-  }
-  if (result.count("CPU") == 0) {
-    double cpus = cfg.num_cpus;
-    if (cpus == 0)
-      cpus = std::max(1u, std::thread::hardware_concurrency());
-    result["CPU"] = cpus;
-  }
-  return result;
-}
-
 std::string anonymous_namespace() {
   return "anonymous-" + unique_id::random().hex();
-}
-
-/// Opens the control store's tables, or throws a Prism error that names the
-/// path and why it cannot be used.
-std::shared_ptr<gcs_storage> open_gcs_storage(const std::string& path,
-                                              bool sync) {
-  try {
-    return gcs_storage::open(path, sync);
-  } catch (const persistence::store_error& e) {
-    auto what = "the control store's tables at '" + path +
-                "' cannot be used: " + e.what();
-    if (e.kind() == persistence::store_error::kind_t::corrupt)
-      throw storage_corrupt_error(what, path, e.file(), e.offset());
-    throw invalid_argument_error(what);
-  }
 }
 
 } // namespace
@@ -102,8 +65,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
   use_shared_queue_scheduler(*sys_cfg_);
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
-  actor_pool_ = std::make_shared<executor>(
-      std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);
+  actor_pool_ = make_actor_pool();
   set_gcs_wait(std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
   try {
     start_control_store();
@@ -119,41 +81,14 @@ embedded_cluster::embedded_cluster(const config& cfg,
 }
 
 void embedded_cluster::start_control_store() {
-  storage_path_ = cfg_.storage_path;
-  if (storage_path_.empty()) {
-    auto pattern =
-        (std::filesystem::temp_directory_path() / "prism-gcs-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr)
-      throw error(errc::internal,
-                  "cannot create a temporary directory for the control "
-                  "store's tables: " +
-                      std::string{std::strerror(errno)});
-    storage_path_ = pattern;
-    temporary_storage_ = true;
-  }
-  auto open = [path = storage_path_, sync = cfg_.storage_sync] {
-    return open_gcs_storage(path, sync);
-  };
-  // Opened here first, so that a store that cannot be used fails `init`.
-  auto storage = open();
-  gcs_ = spawn_gcs_endpoint(
-      *sys_, std::chrono::milliseconds{cfg_.gcs_reconnect_timeout_ms});
-  gcs_keeper_config kc;
-  kc.endpoint = gcs_;
-  kc.open_storage = open;
-  kc.recovery_grace = std::chrono::milliseconds{cfg_.gcs_recovery_grace_ms};
-  kc.max_dead_actors = cfg_.gcs_max_dead_actors;
-  keeper_ = spawn_gcs_keeper(*sys_, std::move(kc), std::move(storage));
+  control_ = actors::start_control_store(*sys_, cfg_);
+  gcs_ = control_.endpoint;
+  keeper_ = control_.keeper;
+  storage_path_ = control_.storage_path;
 }
 
 bool embedded_cluster::ask_keeper_bool(caf::atom_value what) {
-  if (!keeper_)
-    return false;
-  bool result = false;
-  caf::scoped_actor self{*sys_};
-  self->request(keeper_, control_timeout, what)
-      .receive([&](bool x) { result = x; }, [](caf::error&) {});
-  return result;
+  return actors::ask_keeper_bool(*sys_, keeper_, what);
 }
 
 bool embedded_cluster::stop_gcs() {
@@ -183,20 +118,11 @@ embedded_cluster::~embedded_cluster() {
 }
 
 node_id embedded_cluster::add_node(const resource_map& resources) {
-  raylet_config rc;
-  rc.node = node_id{unique_id::random()};
-  rc.resources = internal::resource_set{node_resources(cfg_, resources)};
-  rc.gcs = gcs_;
-  rc.directory = directory_;
-  rc.prestart_workers =
-      static_cast<std::uint32_t>(std::ceil(rc.resources.quantity("CPU")));
-  rc.max_workers = cfg_.max_workers_per_node;
-  rc.max_inline_bytes = cfg_.max_inline_object_bytes;
-  rc.actor_pool = actor_pool_;
-  auto raylet = spawn_raylet(*sys_, rc);
+  auto [node, raylet] =
+      start_raylet(*sys_, cfg_, resources, gcs_, directory_, actor_pool_);
   std::lock_guard<std::mutex> guard{mu_};
-  nodes_.push_back(node_entry{rc.node, raylet, true});
-  return rc.node;
+  nodes_.push_back(node_entry{node, raylet, true});
+  return node;
 }
 
 embedded_cluster::node_entry embedded_cluster::head() const {
@@ -206,17 +132,8 @@ embedded_cluster::node_entry embedded_cluster::head() const {
 
 void embedded_cluster::start_adopter() {
   auto head_node = head();
-  // The control store's owner: it adopts durable objects whose owner died.
-  // It stops with the other owners.
-  auto id = worker_id{unique_id::random()};
-  auto store = std::make_shared<internal::memory_store>();
-  auto routes = std::make_shared<actor_routes>(store);
-  auto adopter =
-      spawn_owner(*sys_, owner_config{id, head_node.id, head_node.raylet, store,
-                                      directory_, routes, gcs_});
-  routes->connect(adopter, gcs_);
-  directory_->add(id, adopter);
-  directory_->set_adopter(adopter);
+  actors::start_adopter(*sys_, head_node.id, head_node.raylet, gcs_,
+                        directory_);
 }
 
 std::shared_ptr<owner_client>
@@ -306,13 +223,8 @@ void embedded_cluster::stop() {
   // The control store goes before the nodes: what it has stored stays as
   // it is, so detached actors come back when a cluster starts again on the
   // same storage.
-  if (keeper_) {
-    ask_keeper_bool(protocol::gcs_close_atom::value);
-    caf::anon_send_exit(keeper_, caf::exit_reason::user_shutdown);
-    keeper_ = nullptr;
-  }
-  if (gcs_)
-    caf::anon_send_exit(gcs_, caf::exit_reason::user_shutdown);
+  close_control_store(*sys_, control_);
+  keeper_ = nullptr;
   gcs_ = nullptr;
   {
     std::lock_guard<std::mutex> guard{mu_};
@@ -327,11 +239,6 @@ void embedded_cluster::stop() {
   actor_pool_.reset();
   sys_.reset();
   sys_cfg_.reset();
-  if (temporary_storage_) {
-    std::error_code ec;
-    std::filesystem::remove_all(storage_path_, ec);
-    temporary_storage_ = false;
-  }
 }
 
 bool embedded_cluster::kill_node(const node_id& id) {

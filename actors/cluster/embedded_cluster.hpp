@@ -9,6 +9,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include "cluster/components.hpp"
 #include "gcs/gcs.hpp"
 #include "owner/owner_client.hpp"
 #include "owner/owner_directory.hpp"
@@ -149,8 +150,7 @@ private:
   caf::actor gcs_;
   caf::actor keeper_;
   std::string storage_path_;
-  /// Whether the storage is a temporary directory that `stop` removes.
-  bool temporary_storage_ = false;
+  control_store control_;
   mutable std::mutex mu_;
   std::vector<node_entry> nodes_ GUARDED_BY(mu_);
   std::vector<std::weak_ptr<owner_client>> drivers_ GUARDED_BY(mu_);

@@ -5,12 +5,14 @@
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs_state.hpp"
+#include "gcs/summary.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/lineage.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
+#include "protocol/status.hpp"
 #include "protocol/testing.hpp"
 
 namespace prism::actors {
@@ -52,6 +54,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](const protocol::start_job& msg) { return start_job(self, msg); },
       [self](const protocol::finish_job& msg) { return finish_job(self, msg); },
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
+      [self](const protocol::query_summary&) { return summarize(self->state); },
       // -- actors -----------------------------------------------------------
       [self](protocol::create_actor& msg) { return create_actor(self, msg); },
       [self](protocol::actor_started& msg) {

@@ -24,6 +24,7 @@
 #include "protocol/owner_worker.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "protocol/status.hpp"
 #include "protocol/supervisor.hpp"
 #include "protocol/testing.hpp"
 
@@ -131,7 +132,9 @@ using message_types = caf::detail::type_list<
     message_type<delete_child, "prism.delete_child">,
     message_type<await_started, "prism.await_started">,
     message_type<child_info, "prism.child_info">,
-    message_type<std::vector<child_info>, "prism.child_info_list">>;
+    message_type<std::vector<child_info>, "prism.child_info_list">,
+    message_type<query_summary, "prism.query_summary">,
+    message_type<cluster_summary, "prism.cluster_summary">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

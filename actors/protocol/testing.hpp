@@ -11,7 +11,6 @@
 #include <caf/atom.hpp>
 
 #include "prism/ids.hpp"
-#include "prism/internal/resource_set.hpp"
 
 namespace prism::protocol {
 
@@ -38,30 +37,6 @@ struct count_workers {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, count_workers& x) {
   return f(x.unused);
-}
-
-/// fixture -> raylet: what the node has and what is free now. Answered with
-/// `node_resources`.
-struct query_resources {
-  std::uint32_t unused = 0;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, query_resources& x) {
-  return f(x.unused);
-}
-
-struct node_resources {
-  node_id node;
-  internal::resource_set total;
-  internal::resource_set available;
-  /// Requests waiting at this node that no live node can ever fit.
-  std::vector<internal::resource_set> infeasible;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, node_resources& x) {
-  return f(static_cast<unique_id&>(x.node), x.total, x.available, x.infeasible);
 }
 
 /// fixture -> an owner: the state of one of its tasks (see task_state.hpp).

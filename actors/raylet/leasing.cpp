@@ -220,12 +220,14 @@ void reclaim_cpu(raylet_actor* self, const worker_id& worker) {
 protocol::node_resources node_resources(raylet_actor* self) {
   auto& st = self->state;
   protocol::node_resources result{
-      st.cfg.node, st.cfg.resources, st.available, {}};
-  for (auto& req : st.queue)
-    if (!runnable_now(self, req) &&
-        std::find(result.infeasible.begin(), result.infeasible.end(),
-                  req.resources) == result.infeasible.end())
+      st.cfg.node, st.cfg.resources, st.available, {}, {}};
+  for (auto& req : st.queue) {
+    if (runnable_now(self, req))
+      result.waiting.push_back(req.resources);
+    else if (std::find(result.infeasible.begin(), result.infeasible.end(),
+                       req.resources) == result.infeasible.end())
       result.infeasible.push_back(req.resources);
+  }
   return result;
 }
 

@@ -34,6 +34,7 @@
 #include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/raylet_gcs.hpp"
+#include "protocol/status.hpp"
 #include "protocol/testing.hpp"
 #include "raylet/node_object_store.hpp"
 #include "raylet/raylet.hpp"

@@ -237,7 +237,8 @@ BOOST_AUTO_TEST_CASE(node_and_job_messages_roundtrip) {
       sys, protocol::node_resources{n,
                                     internal::resource_set{{{"CPU", 4}}},
                                     internal::resource_set{{{"CPU", 1.5}}},
-                                    {internal::resource_set{{{"TPU", 1}}}}});
+                                    {internal::resource_set{{{"TPU", 1}}}},
+                                    {}});
   BOOST_TEST(res.infeasible.size() == 1u);
   BOOST_TEST((res.node == n));
   BOOST_TEST(res.total.to_string() == "CPU:4");
@@ -559,7 +560,8 @@ protocol::node_resources sample(type_tag<protocol::node_resources>,
   return {.node = some_node(),
           .total = some_resources(),
           .available = internal::resource_set{{{"CPU", 1.5}}},
-          .infeasible = {internal::resource_set{{{"TPU", 1}}}}};
+          .infeasible = {internal::resource_set{{{"TPU", 1}}}},
+          .waiting = {some_resources()}};
 }
 
 protocol::query_task sample(type_tag<protocol::query_task>, const caf::actor&) {
@@ -758,7 +760,8 @@ protocol::kv_put sample(type_tag<protocol::kv_put>, const caf::actor&) {
   return {.ns = "ns",
           .key = "k",
           .value = std::string{"\0v", 2},
-          .overwrite = false};
+          .overwrite = false,
+          .request = {.client = unique_id::random(), .seq = 3}};
 }
 
 protocol::kv_get sample(type_tag<protocol::kv_get>, const caf::actor&) {
@@ -770,7 +773,9 @@ protocol::kv_value sample(type_tag<protocol::kv_value>, const caf::actor&) {
 }
 
 protocol::kv_del sample(type_tag<protocol::kv_del>, const caf::actor&) {
-  return {.ns = "ns", .key = "k"};
+  return {.ns = "ns",
+          .key = "k",
+          .request = {.client = unique_id::random(), .seq = 4}};
 }
 
 protocol::kv_keys sample(type_tag<protocol::kv_keys>, const caf::actor&) {
@@ -895,6 +900,24 @@ child_info sample(type_tag<child_info>, const caf::actor&) {
 std::vector<child_info> sample(type_tag<std::vector<child_info>>,
                                const caf::actor& a) {
   return {sample(type_tag<child_info>{}, a), sample(type_tag<child_info>{}, a)};
+}
+
+protocol::query_summary sample(type_tag<protocol::query_summary>,
+                               const caf::actor&) {
+  return {.unused = 1};
+}
+
+protocol::cluster_summary sample(type_tag<protocol::cluster_summary>,
+                                 const caf::actor&) {
+  return {.jobs = {{.job = job_id{3},
+                    .ns = "ns",
+                    .running = true,
+                    .start_ms = 1700000000000}},
+          .actors_pending = 1,
+          .actors_alive = 2,
+          .actors_restarting = 3,
+          .actors_dead = 4,
+          .unplaced_actors = {some_resources()}};
 }
 
 template <class T>

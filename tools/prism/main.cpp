@@ -1,5 +1,10 @@
 // The `prism` command line.
 //
+//   prism start --head [--port N] [--storage DIR] [--num-cpus N]
+//               [--resources JSON] [--block]   the head of a cluster
+//   prism start --address HOST:PORT [...]      a node that joins it
+//   prism stop                                 stop what `start` started here
+//   prism status [--address HOST:PORT]         nodes, jobs, actors, demands
 //   prism store check DIR                      is the control store sound?
 //   prism store repair DIR [--apply] [--backup B]
 //                                              drop log damage and the writes
@@ -10,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cluster_commands.hpp"
 #include "store_command.hpp"
 
 int main(int argc, char** argv) {
@@ -40,7 +46,73 @@ int main(int argc, char** argv) {
                      "Where the store's files are copied first (a new "
                      "directory; default DIR.before-repair-<time>)");
 
+  prism::tools::start_options so;
+  auto* start = app.add_subcommand(
+      "start", "Start the head of a cluster (--head) or a node that joins one "
+               "(--address); returns once it runs, unless --block");
+  start->add_flag("--head", so.head,
+                  "Run the control store and a node; others join it");
+  start->add_option("--address", so.address,
+                    "Join the head at HOST:PORT as a node");
+  start
+      ->add_option("--host", so.host,
+                   "Head: the interface to listen on (loopback only, until "
+                   "TLS and a cluster token are available)")
+      ->capture_default_str();
+  start->add_option("--port", so.port, "Head: the port (0 picks a free one)")
+      ->capture_default_str();
+  start->add_option("--storage", so.storage,
+                    "Head: the control store's directory (default: a "
+                    "temporary one, gone when the head stops)");
+  start
+      ->add_option("--num-cpus", so.num_cpus,
+                   "CPUs of this node (default: its hardware threads)")
+      ->check(CLI::NonNegativeNumber);
+  start->add_option("--resources", so.resources,
+                    "Custom resources of this node, as JSON: '{\"GPU\": 1}'");
+  start->add_flag("--block", so.block,
+                  "Stay in the foreground until SIGTERM or SIGINT (for "
+                  "systemd or a container)");
+  start
+      ->add_option("--log-level", so.log_level,
+                   "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  start
+      ->add_option("--heartbeat-interval-ms", so.heartbeat_interval_ms,
+                   "How often an idle connection sends a heartbeat")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  start
+      ->add_option("--connection-timeout-ms", so.connection_timeout_ms,
+                   "A peer silent this long is dead (a frozen process)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  start
+      ->add_option("--head-timeout-ms", so.head_timeout_ms,
+                   "Node: how long to dial a lost head before ending")
+      ->capture_default_str();
+
+  std::uint32_t grace_ms = 10000;
+  auto* stop = app.add_subcommand(
+      "stop", "Stop every process `prism start` started on this host");
+  stop->add_option("--grace-ms", grace_ms,
+                   "How long each may take to stop before it is killed")
+      ->capture_default_str();
+
+  std::string status_address;
+  auto* status = app.add_subcommand(
+      "status", "Print the cluster's nodes, jobs, actors and waiting demands");
+  status->add_option("--address", status_address,
+                     "The head, HOST:PORT (default: PRISM_ADDRESS, then the "
+                     "head started on this host)");
+
   CLI11_PARSE(app, argc, argv);
+  if (start->parsed())
+    return prism::tools::start_command(so);
+  if (stop->parsed())
+    return prism::tools::stop_command(grace_ms, std::cout);
+  if (status->parsed())
+    return prism::tools::status_command(status_address, std::cout);
   if (check->parsed())
     return prism::tools::store_check_command(dir, std::cout);
   return prism::tools::store_repair_command(dir, apply, backup, std::cout);

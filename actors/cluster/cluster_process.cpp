@@ -1,0 +1,138 @@
+#include "cluster/cluster_process.hpp"
+
+#include <thread>
+
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "cluster/head_link.hpp"
+#include "common/log.hpp"
+#include "gcs/gcs.hpp"
+#include "gcs/gcs_client.hpp"
+#include "prism/error.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+std::string address_of(const host_port& where) {
+  return where.host + ":" + std::to_string(where.port);
+}
+
+} // namespace
+
+cluster_process::cluster_process(const options& opts) : opts_(opts) {
+  set_log_level(opts.cfg.log_level);
+}
+
+void cluster_process::start_actor_system() {
+  node_resources(opts_.cfg, opts_.cfg.resources); // throws on bad settings
+  sys_cfg_ = std::make_unique<caf::actor_system_config>();
+  auto threads = opts_.cfg.scheduler_threads != 0
+                     ? opts_.cfg.scheduler_threads
+                     : std::max(2u, std::thread::hardware_concurrency());
+  configure_cluster_process(*sys_cfg_, threads, opts_.net);
+  sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
+  directory_ = std::make_shared<owner_directory>();
+  actor_pool_ = make_actor_pool();
+  set_gcs_wait(std::chrono::milliseconds{opts_.cfg.gcs_reconnect_timeout_ms});
+}
+
+void cluster_process::start_node_actors() {
+  std::tie(node_, raylet_) = start_raylet(*sys_, opts_.cfg, opts_.cfg.resources,
+                                          endpoint_, directory_, actor_pool_);
+}
+
+std::unique_ptr<cluster_process>
+cluster_process::start_head(const options& opts) {
+  require_loopback(opts.listen.host);
+  std::unique_ptr<cluster_process> p{new cluster_process(opts)};
+  try {
+    p->start_actor_system();
+    p->control_ = start_control_store(*p->sys_, p->opts_.cfg);
+    p->endpoint_ = p->control_.endpoint;
+    auto port = p->sys_->middleman().publish(p->endpoint_, opts.listen.port,
+                                             opts.listen.host.c_str());
+    if (!port)
+      throw invalid_argument_error("cannot listen on " +
+                                   address_of(opts.listen) + ": " +
+                                   p->sys_->render(port.error()));
+    p->port_ = *port;
+    p->start_node_actors();
+    start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
+  } catch (...) {
+    p->shutdown();
+    throw;
+  }
+  return p;
+}
+
+std::unique_ptr<cluster_process>
+cluster_process::start_node(const options& opts) {
+  std::unique_ptr<cluster_process> p{new cluster_process(opts)};
+  try {
+    p->start_actor_system();
+    auto remote = connect_to_head(*p->sys_, opts.head, std::chrono::seconds{5});
+    p->endpoint_ = spawn_gcs_endpoint(
+        *p->sys_, std::chrono::milliseconds{opts.cfg.gcs_reconnect_timeout_ms});
+    head_link_config lc;
+    lc.head = opts.head;
+    lc.endpoint = p->endpoint_;
+    lc.remote = std::move(remote);
+    lc.give_up_after = opts.head_timeout;
+    lc.lost = [raw = p.get()](const std::string& why) { raw->stop(why); };
+    p->link_ = spawn_head_link(*p->sys_, std::move(lc));
+    p->start_node_actors();
+  } catch (...) {
+    p->shutdown();
+    throw;
+  }
+  return p;
+}
+
+std::string cluster_process::wait() {
+  std::unique_lock<std::mutex> guard{mu_};
+  ended_cv_.wait(guard, [this] { return ended_.has_value(); });
+  return *ended_;
+}
+
+void cluster_process::stop(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (ended_)
+      return;
+    ended_ = why;
+  }
+  ended_cv_.notify_all();
+}
+
+cluster_process::~cluster_process() {
+  shutdown();
+}
+
+void cluster_process::shutdown() {
+  if (!sys_)
+    return;
+  // Owners first, so that nothing waits on them; then the node with its
+  // workers and actors; then the link and the control store.
+  directory_->for_each([](const caf::actor& owner) {
+    caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+  });
+  if (raylet_)
+    caf::anon_send_exit(raylet_, caf::exit_reason::user_shutdown);
+  if (link_)
+    caf::anon_send_exit(link_, caf::exit_reason::user_shutdown);
+  if (control_.keeper) {
+    close_control_store(*sys_, control_);
+  } else if (endpoint_) {
+    caf::anon_send_exit(endpoint_, caf::exit_reason::user_shutdown);
+  }
+  raylet_ = link_ = endpoint_ = nullptr;
+  directory_->clear();
+  sys_->registry().await_running_count_equal(0);
+  actor_pool_.reset();
+  sys_.reset();
+  sys_cfg_.reset();
+}
+
+} // namespace prism::actors

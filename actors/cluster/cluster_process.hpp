@@ -1,0 +1,101 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include "cluster/components.hpp"
+#include "cluster/network.hpp"
+#include "owner/owner_directory.hpp"
+#include "prism/config.hpp"
+#include "prism/internal/thread_annotations.hpp"
+#include "worker/executor.hpp"
+
+namespace prism::actors {
+
+/// One process of a cluster, as `prism start` runs it: the head (the
+/// control store, published on a port, and a node) or a node that joins the
+/// head. The same actors as in the embedded cluster; only the process
+/// boundary and the middleman between them are new.
+class cluster_process {
+public:
+  /// The head's port unless told otherwise.
+  static constexpr std::uint16_t default_port = 6380;
+
+  struct options {
+    /// The control store's and the node's settings: `num_cpus`,
+    /// `resources`, `storage_path`, `log_level`, the gcs timeouts.
+    config cfg;
+    /// Head: where it listens (port 0 picks a free one).
+    host_port listen{"127.0.0.1", default_port};
+    /// Node: where the head listens.
+    host_port head;
+    network_settings net;
+    /// Node: how long the head may stay unreachable before the node ends.
+    std::chrono::milliseconds head_timeout{60000};
+  };
+
+  /// Starts the control store on `opts.cfg.storage_path`, publishes it on
+  /// `opts.listen`, and starts the head's node. Throws a Prism error (bad
+  /// settings, a storage that cannot be used, a port that is taken).
+  static std::unique_ptr<cluster_process> start_head(const options& opts);
+
+  /// Starts a node that joins the head at `opts.head`. Throws
+  /// `gcs_unavailable_error` if the head does not answer.
+  static std::unique_ptr<cluster_process> start_node(const options& opts);
+
+  /// Stops every component of the process.
+  ~cluster_process();
+
+  cluster_process(const cluster_process&) = delete;
+  cluster_process& operator=(const cluster_process&) = delete;
+
+  /// The port the head listens on; 0 for a node.
+  std::uint16_t port() const {
+    return port_;
+  }
+
+  const node_id& node() const {
+    return node_;
+  }
+
+  /// Blocks until `stop` is called, or until a node lost its head for
+  /// good; returns why the process ends.
+  std::string wait();
+
+  /// Ends `wait` with `why`. Safe from any thread.
+  void stop(const std::string& why);
+
+private:
+  explicit cluster_process(const options& opts);
+  void start_actor_system();
+  void start_node_actors();
+  void shutdown();
+
+  options opts_;
+  std::unique_ptr<caf::actor_system_config> sys_cfg_;
+  std::unique_ptr<caf::actor_system> sys_;
+  std::shared_ptr<owner_directory> directory_;
+  std::shared_ptr<executor> actor_pool_;
+  /// Head only: the control store.
+  control_store control_;
+  /// The control store's endpoint in this process: the head's own, or on a
+  /// node one that the head link attaches to the head's.
+  caf::actor endpoint_;
+  caf::actor link_;
+  node_id node_;
+  caf::actor raylet_;
+  std::uint16_t port_ = 0;
+  std::mutex mu_;
+  std::condition_variable ended_cv_;
+  std::optional<std::string> ended_ GUARDED_BY(mu_);
+};
+
+} // namespace prism::actors

@@ -1,0 +1,170 @@
+#include "cluster/components.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <caf/all.hpp>
+
+#include "gcs/gcs.hpp"
+#include "gcs/gcs_storage.hpp"
+#include "owner/actor_routes.hpp"
+#include "owner/owner.hpp"
+#include "prism/error.hpp"
+#include "prism/internal/memory_store.hpp"
+#include "protocol/gcs_keeper.hpp"
+#include "raylet/raylet.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+constexpr auto control_timeout = std::chrono::seconds{10};
+
+/// The most threads for actor methods in one process.
+constexpr std::size_t max_actor_threads = 1024;
+
+/// Opens the control store's tables, or throws a Prism error that names the
+/// path and why it cannot be used.
+std::shared_ptr<gcs_storage> open_gcs_storage(const std::string& path,
+                                              bool sync) {
+  try {
+    return gcs_storage::open(path, sync);
+  } catch (const persistence::store_error& e) {
+    auto what = "the control store's tables at '" + path +
+                "' cannot be used: " + e.what();
+    if (e.kind() == persistence::store_error::kind_t::corrupt)
+      throw storage_corrupt_error(what, path, e.file(), e.offset());
+    throw invalid_argument_error(what);
+  }
+}
+
+} // namespace
+
+resource_map node_resources(const config& cfg, resource_map result) {
+  if (cfg.num_cpus < 0 || !std::isfinite(cfg.num_cpus))
+    throw invalid_argument_error("num_cpus must be 0 (all hardware threads) "
+                                 "or positive");
+  for (const auto& [name, quantity] : result) {
+    if (name.empty())
+      throw invalid_argument_error("node resource names must not be empty");
+    if (!std::isfinite(quantity) || quantity < 0)
+      throw invalid_argument_error("node resource '" + name +
+                                   "' must not be negative");
+  }
+  if (result.count("CPU") == 0) {
+    double cpus = cfg.num_cpus;
+    if (cpus == 0)
+      cpus = std::max(1u, std::thread::hardware_concurrency());
+    result["CPU"] = cpus;
+  }
+  return result;
+}
+
+control_store start_control_store(caf::actor_system& sys, const config& cfg) {
+  control_store cs;
+  cs.storage_path = cfg.storage_path;
+  if (cs.storage_path.empty()) {
+    auto pattern =
+        (std::filesystem::temp_directory_path() / "prism-gcs-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      throw error(errc::internal,
+                  "cannot create a temporary directory for the control "
+                  "store's tables: " +
+                      std::string{std::strerror(errno)});
+    cs.storage_path = pattern;
+    cs.temporary_storage = true;
+  }
+  auto open = [path = cs.storage_path, sync = cfg.storage_sync] {
+    return open_gcs_storage(path, sync);
+  };
+  // Opened here first, so that a store that cannot be used fails at once.
+  std::shared_ptr<gcs_storage> storage;
+  try {
+    storage = open();
+  } catch (...) {
+    if (cs.temporary_storage) {
+      std::error_code ec;
+      std::filesystem::remove_all(cs.storage_path, ec);
+    }
+    throw;
+  }
+  cs.endpoint = spawn_gcs_endpoint(
+      sys, std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
+  gcs_keeper_config kc;
+  kc.endpoint = cs.endpoint;
+  kc.open_storage = open;
+  kc.recovery_grace = std::chrono::milliseconds{cfg.gcs_recovery_grace_ms};
+  kc.max_dead_actors = cfg.gcs_max_dead_actors;
+  cs.keeper = spawn_gcs_keeper(sys, std::move(kc), std::move(storage));
+  return cs;
+}
+
+bool ask_keeper_bool(caf::actor_system& sys, const caf::actor& keeper,
+                     caf::atom_value what) {
+  if (!keeper)
+    return false;
+  bool result = false;
+  caf::scoped_actor self{sys};
+  self->request(keeper, control_timeout, what)
+      .receive([&](bool x) { result = x; }, [](caf::error&) {});
+  return result;
+}
+
+void close_control_store(caf::actor_system& sys, control_store& cs) {
+  if (cs.keeper) {
+    ask_keeper_bool(sys, cs.keeper, protocol::gcs_close_atom::value);
+    caf::anon_send_exit(cs.keeper, caf::exit_reason::user_shutdown);
+    cs.keeper = nullptr;
+  }
+  if (cs.endpoint)
+    caf::anon_send_exit(cs.endpoint, caf::exit_reason::user_shutdown);
+  cs.endpoint = nullptr;
+  if (cs.temporary_storage) {
+    std::error_code ec;
+    std::filesystem::remove_all(cs.storage_path, ec);
+    cs.temporary_storage = false;
+  }
+}
+
+std::pair<node_id, caf::actor>
+start_raylet(caf::actor_system& sys, const config& cfg,
+             const resource_map& resources, caf::actor gcs,
+             std::shared_ptr<owner_directory> directory,
+             std::shared_ptr<executor> actor_pool) {
+  raylet_config rc;
+  rc.node = node_id{unique_id::random()};
+  rc.resources = internal::resource_set{node_resources(cfg, resources)};
+  rc.gcs = std::move(gcs);
+  rc.directory = std::move(directory);
+  rc.prestart_workers =
+      static_cast<std::uint32_t>(std::ceil(rc.resources.quantity("CPU")));
+  rc.max_workers = cfg.max_workers_per_node;
+  rc.max_inline_bytes = cfg.max_inline_object_bytes;
+  rc.actor_pool = std::move(actor_pool);
+  auto node = rc.node;
+  return {node, spawn_raylet(sys, std::move(rc))};
+}
+
+void start_adopter(caf::actor_system& sys, const node_id& node,
+                   caf::actor raylet, caf::actor gcs,
+                   const std::shared_ptr<owner_directory>& directory) {
+  auto id = worker_id{unique_id::random()};
+  auto store = std::make_shared<internal::memory_store>();
+  auto routes = std::make_shared<actor_routes>(store);
+  auto adopter = spawn_owner(sys, owner_config{id, node, std::move(raylet),
+                                               store, directory, routes, gcs});
+  routes->connect(adopter, gcs);
+  directory->add(id, adopter);
+  directory->set_adopter(adopter);
+}
+
+std::shared_ptr<executor> make_actor_pool() {
+  return std::make_shared<executor>(
+      std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);
+}
+
+} // namespace prism::actors

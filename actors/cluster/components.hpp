@@ -1,0 +1,72 @@
+#pragma once
+
+// The parts every way of running Prism starts the same way: the control
+// store behind its endpoint, and a node's raylet. The embedded cluster
+// starts them in one process; `prism start` starts them in the processes of
+// a cluster.
+
+#include <memory>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "owner/owner_directory.hpp"
+#include "prism/config.hpp"
+#include "prism/ids.hpp"
+#include "worker/executor.hpp"
+
+namespace prism::actors {
+
+/// `resources` completed from `cfg`: "CPU" is `cfg.num_cpus` (or the number
+/// of hardware threads) unless given. Throws `invalid_argument_error` on a
+/// negative or unnamed resource.
+resource_map node_resources(const config& cfg, resource_map resources);
+
+/// The control store of a cluster: the endpoint everyone talks to, which
+/// stays the same across restarts of the control store, and the keeper
+/// that starts and restarts the control store behind it.
+struct control_store {
+  caf::actor endpoint;
+  caf::actor keeper;
+  std::string storage_path;
+  /// Whether `storage_path` is a temporary directory to remove at the end.
+  bool temporary_storage = false;
+};
+
+/// Opens the storage at `cfg.storage_path` (a new temporary directory if
+/// empty) and starts the control store on it. Throws a Prism error naming
+/// the path if the storage cannot be used.
+control_store start_control_store(caf::actor_system& sys, const config& cfg);
+
+/// Stops the control store, closing its storage, and removes a temporary
+/// storage. What it stored stays as it is: detached actors come back when a
+/// control store starts again on the same storage.
+void close_control_store(caf::actor_system& sys, control_store& cs);
+
+/// Spawns the raylet of a new node with `resources` (completed by
+/// `node_resources`) that registers with the control store at `gcs`.
+/// Returns its node id and handle.
+std::pair<node_id, caf::actor>
+start_raylet(caf::actor_system& sys, const config& cfg,
+             const resource_map& resources, caf::actor gcs,
+             std::shared_ptr<owner_directory> directory,
+             std::shared_ptr<executor> actor_pool);
+
+/// Spawns the control store's owner on a node: it adopts durable objects
+/// whose owner died (see `owner_directory::adopter`). It stops with the
+/// other owners of `directory`.
+void start_adopter(caf::actor_system& sys, const node_id& node,
+                   caf::actor raylet, caf::actor gcs,
+                   const std::shared_ptr<owner_directory>& directory);
+
+/// Asks the keeper `what` (see protocol/gcs_keeper.hpp) and waits for the
+/// answer; false if it does not answer.
+bool ask_keeper_bool(caf::actor_system& sys, const caf::actor& keeper,
+                     caf::atom_value what);
+
+/// Threads that run actor methods in one process: at least one per core,
+/// and more whenever all are busy (methods may block in `get`).
+std::shared_ptr<executor> make_actor_pool();
+
+} // namespace prism::actors

@@ -1,0 +1,42 @@
+#pragma once
+
+// `prism start`, `prism stop` and `prism status`: the processes of a
+// cluster on this host, and what the cluster holds.
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace prism::tools {
+
+struct start_options {
+  /// Start the head (control store and a node), or join `address`.
+  bool head = false;
+  std::string address;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6380;
+  std::string storage;
+  double num_cpus = 0;
+  /// Custom resources as a JSON object, e.g. {"GPU": 1}.
+  std::string resources;
+  bool block = false;
+  std::string log_level = "info";
+  std::uint32_t heartbeat_interval_ms = 500;
+  std::uint32_t connection_timeout_ms = 4000;
+  /// How long a node keeps dialing a head it lost before it ends.
+  std::uint32_t head_timeout_ms = 60000;
+};
+
+/// Starts a head or a node; without `block`, as a daemon that outlives the
+/// command, which returns once it runs. Returns the exit status.
+int start_command(const start_options& opts);
+
+/// Stops every process `prism start` started on this host: SIGTERM, then
+/// SIGKILL after `grace_ms`. Returns the exit status.
+int stop_command(std::uint32_t grace_ms, std::ostream& out);
+
+/// Prints the cluster at `address` ("" for `PRISM_ADDRESS`, then the head
+/// started on this host): nodes, jobs, actors and waiting demands.
+int status_command(std::string address, std::ostream& out);
+
+} // namespace prism::tools

@@ -1,0 +1,234 @@
+// `prism stop` and `prism status`.
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+#include <future>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include <caf/all.hpp>
+
+#include "cluster/head_link.hpp"
+#include "cluster/network.hpp"
+#include "cluster_commands.hpp"
+#include "prism/error.hpp"
+#include "protocol/raylet_gcs.hpp"
+#include "protocol/status.hpp"
+#include "session.hpp"
+
+namespace prism::tools {
+
+namespace {
+
+constexpr auto ask_timeout = std::chrono::seconds{5};
+/// How long a node may take to say what it uses.
+constexpr auto node_timeout = std::chrono::seconds{2};
+
+/// Waits until `pid` is gone, for at most `grace`.
+bool await_exit(pid_t pid, std::chrono::milliseconds grace) {
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (is_prism_start(pid)) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{20});
+  }
+  return true;
+}
+
+std::string short_id(const unique_id& id) {
+  return id.hex().substr(0, 8);
+}
+
+std::string when(std::int64_t unix_ms) {
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  std::ostringstream out;
+  out << std::put_time(&tm, "%Y-%m-%d %H:%M:%S");
+  return out.str();
+}
+
+/// "CPU 1/4, GPU 0/1": used of total, for every resource of the node.
+std::string usage(const internal::resource_set& total,
+                  const internal::resource_set& available) {
+  std::ostringstream out;
+  bool first = true;
+  auto avail = available.to_map();
+  for (const auto& [name, quantity] : total.to_map()) {
+    out << (first ? "" : ", ") << name << " " << quantity - avail[name] << "/"
+        << quantity;
+    first = false;
+  }
+  return out.str();
+}
+
+/// Prints each demand shape once with how many ask for it.
+void print_demands(std::ostream& out, const std::string& what,
+                   const std::vector<internal::resource_set>& shapes) {
+  std::map<std::string, std::size_t> counted;
+  for (const auto& s : shapes)
+    ++counted[s.to_string()];
+  for (const auto& [shape, n] : counted)
+    out << "  {" << shape << "} x " << n << " " << what << "\n";
+}
+
+struct status_report {
+  std::vector<protocol::node_info> nodes;
+  std::map<node_id, protocol::node_resources> resources;
+  protocol::cluster_summary summary;
+};
+
+status_report collect(caf::actor_system& sys, const caf::actor& gcs) {
+  status_report r;
+  std::string failure;
+  caf::scoped_actor self{sys};
+  auto fail = [&](caf::error& err) { failure = sys.render(err); };
+  self->request(gcs, ask_timeout, protocol::list_nodes{})
+      .receive(
+          [&](std::vector<protocol::node_info>& nodes) {
+            r.nodes = std::move(nodes);
+          },
+          fail);
+  self->request(gcs, ask_timeout, protocol::query_summary{})
+      .receive([&](protocol::cluster_summary& s) { r.summary = std::move(s); },
+               fail);
+  std::stable_sort(
+      r.nodes.begin(), r.nodes.end(),
+      [](const auto& a, const auto& b) { return a.alive > b.alive; });
+  if (!failure.empty())
+    throw gcs_unavailable_error("the control store does not answer: " +
+                                failure);
+  // All at once: a node that froze costs its timeout once, not per node.
+  std::vector<std::future<std::optional<protocol::node_resources>>> asked;
+  for (auto& n : r.nodes)
+    if (n.alive)
+      asked.push_back(std::async(std::launch::async, [&sys, raylet = n.raylet] {
+        std::optional<protocol::node_resources> result;
+        caf::scoped_actor asker{sys};
+        asker->request(raylet, node_timeout, protocol::query_resources{})
+            .receive([&](protocol::node_resources& nr) { result = nr; },
+                     [](caf::error&) {});
+        return result;
+      }));
+  for (auto& a : asked)
+    if (auto nr = a.get())
+      r.resources[nr->node] = std::move(*nr);
+  return r;
+}
+
+void print_nodes(std::ostream& out, const status_report& r) {
+  auto alive = std::count_if(r.nodes.begin(), r.nodes.end(),
+                             [](const auto& n) { return n.alive; });
+  out << "Nodes: " << alive << " alive, " << r.nodes.size() - alive
+      << " dead\n";
+  for (const auto& n : r.nodes) {
+    out << "  " << short_id(n.node) << "  " << (n.alive ? "alive" : "dead ")
+        << "  ";
+    if (auto i = r.resources.find(n.node); i != r.resources.end())
+      out << usage(i->second.total, i->second.available) << " (used/total)";
+    else if (n.alive)
+      out << n.resources.to_string() << " (usage unknown: no answer)";
+    else
+      out << n.resources.to_string();
+    out << "\n";
+  }
+}
+
+void print_summary(std::ostream& out, const status_report& r) {
+  const auto& s = r.summary;
+  auto running = std::count_if(s.jobs.begin(), s.jobs.end(),
+                               [](const auto& j) { return j.running; });
+  out << "Jobs: " << running << " running, " << s.jobs.size() - running
+      << " finished\n";
+  for (const auto& j : s.jobs)
+    out << "  " << j.job.value << "  " << (j.running ? "running " : "finished")
+        << "  namespace " << j.ns << ", started " << when(j.start_ms) << "\n";
+  out << "Actors: " << s.actors_alive << " alive, " << s.actors_pending
+      << " pending, " << s.actors_restarting << " restarting, " << s.actors_dead
+      << " dead\n";
+  std::vector<internal::resource_set> waiting;
+  std::vector<internal::resource_set> infeasible;
+  for (const auto& [id, nr] : r.resources) {
+    waiting.insert(waiting.end(), nr.waiting.begin(), nr.waiting.end());
+    infeasible.insert(infeasible.end(), nr.infeasible.begin(),
+                      nr.infeasible.end());
+  }
+  out << "Pending demands:";
+  if (waiting.empty() && infeasible.empty() && s.unplaced_actors.empty()) {
+    out << " none\n";
+    return;
+  }
+  out << "\n";
+  print_demands(out, "task(s) waiting for resources", waiting);
+  print_demands(out, "task shape(s) no node can ever fit", infeasible);
+  print_demands(out, "actor(s) waiting for a node", s.unplaced_actors);
+}
+
+std::string resolve_address(std::string address) {
+  if (address.empty())
+    if (const char* env = std::getenv("PRISM_ADDRESS"); env && *env)
+      address = env;
+  if (address.empty())
+    address = session::open().head_address().value_or("");
+  if (address.empty())
+    throw invalid_argument_error(
+        "no cluster to ask: give --address HOST:PORT, set PRISM_ADDRESS, or "
+        "start a head on this host with `prism start --head`");
+  return address;
+}
+
+} // namespace
+
+int stop_command(std::uint32_t grace_ms, std::ostream& out) {
+  auto s = session::open();
+  auto procs = s.running();
+  // Nodes first: a node whose head stops first only dials it again.
+  std::stable_partition(procs.begin(), procs.end(),
+                        [](const auto& p) { return p.name != "head"; });
+  int killed = 0;
+  for (const auto& p : procs)
+    ::kill(p.pid, SIGTERM);
+  for (const auto& p : procs) {
+    if (!await_exit(p.pid, std::chrono::milliseconds{grace_ms})) {
+      ::kill(p.pid, SIGKILL);
+      ++killed;
+      await_exit(p.pid, std::chrono::milliseconds{2000});
+    }
+    s.remove(p.name);
+    out << "stopped " << p.name << " (pid " << p.pid << ")\n";
+  }
+  if (procs.empty())
+    out << "nothing to stop in " << s.dir() << "\n";
+  else if (killed > 0)
+    out << killed << " did not stop within " << grace_ms
+        << " ms and were killed\n";
+  return 0;
+}
+
+int status_command(std::string address, std::ostream& out) {
+  try {
+    auto where = actors::parse_host_port(resolve_address(std::move(address)),
+                                         "the cluster address");
+    caf::actor_system_config cfg;
+    actors::configure_cluster_process(cfg, 2, actors::network_settings{});
+    caf::actor_system sys{cfg};
+    auto gcs = actors::connect_to_head(sys, where, std::chrono::seconds{5});
+    auto report = collect(sys, gcs);
+    out << "Cluster at " << where.host << ":" << where.port << "\n";
+    print_nodes(out, report);
+    print_summary(out, report);
+    out << std::flush;
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "prism status: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+} // namespace prism::tools
