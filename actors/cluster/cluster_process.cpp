@@ -1,11 +1,13 @@
 #include "cluster/cluster_process.hpp"
 
+#include <functional>
 #include <thread>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
 #include "cluster/head_link.hpp"
+#include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_client.hpp"
@@ -17,6 +19,55 @@ namespace {
 
 std::string address_of(const host_port& where) {
   return where.host + ":" + std::to_string(where.port);
+}
+
+using start_raylet_fn = std::function<std::pair<node_id, caf::actor>()>;
+
+struct node_keeper_state {
+  static inline const char* name = "node_keeper";
+
+  start_raylet_fn start;
+  caf::actor raylet;
+  std::shared_ptr<spdlog::logger> log;
+};
+
+using node_keeper_actor = caf::stateful_actor<node_keeper_state>;
+
+void start_raylet_of(node_keeper_actor* self) {
+  auto& st = self->state;
+  auto [node, raylet] = st.start();
+  st.raylet = std::move(raylet);
+  self->monitor(st.raylet);
+  st.log->info("node {} started", node.hex());
+}
+
+/// Keeps a node of this process: when its raylet ends unasked (the control
+/// store refused it after declaring it dead), a new raylet joins as a new
+/// node. The raylet ends with the keeper.
+caf::behavior node_keeper(node_keeper_actor* self, caf::actor first,
+                          start_raylet_fn start) {
+  auto& st = self->state;
+  st.start = std::move(start);
+  st.log = component_logger("cluster");
+  st.raylet = std::move(first);
+  install_default_handlers(self, st.log);
+  self->monitor(st.raylet);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    if (msg.source != st.raylet.address())
+      return;
+    st.log->warn("the node's raylet ended ({}); joining again as a new node",
+                 self->system().render(msg.reason));
+    start_raylet_of(self);
+  });
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    self->demonitor(self->state.raylet);
+    self->send_exit(self->state.raylet, msg.reason);
+    self->quit(msg.reason);
+  });
+  return {
+      [](caf::get_atom) {},
+  };
 }
 
 } // namespace
@@ -83,6 +134,11 @@ cluster_process::start_node(const options& opts) {
     lc.lost = [raw = p.get()](const std::string& why) { raw->stop(why); };
     p->link_ = spawn_head_link(*p->sys_, std::move(lc));
     p->start_node_actors();
+    auto again = [raw = p.get()] {
+      return start_raylet(*raw->sys_, raw->opts_.cfg, raw->opts_.cfg.resources,
+                          raw->endpoint_, raw->directory_, raw->actor_pool_);
+    };
+    p->raylet_ = p->sys_->spawn(node_keeper, std::move(p->raylet_), again);
   } catch (...) {
     p->shutdown();
     throw;

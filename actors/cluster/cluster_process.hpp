@@ -90,7 +90,9 @@ private:
   /// node one that the head link attaches to the head's.
   caf::actor endpoint_;
   caf::actor link_;
+  /// The first node of this process (a node may join again as a new one).
   node_id node_;
+  /// The head's raylet, or the keeper of a node's raylet.
   caf::actor raylet_;
   std::uint16_t port_ = 0;
   std::mutex mu_;

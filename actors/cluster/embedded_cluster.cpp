@@ -11,6 +11,8 @@
 #include <caf/all.hpp>
 
 #include "cluster/components.hpp"
+#include "cluster/head_link.hpp"
+#include "cluster/network.hpp"
 #include "cluster/shared_queue_policy.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
@@ -78,6 +80,46 @@ embedded_cluster::embedded_cluster(const config& cfg,
     stop();
     throw;
   }
+}
+
+embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
+    : cfg_(cfg), attached_(true) {
+  set_log_level(cfg.log_level);
+  sys_cfg_ = std::make_unique<caf::actor_system_config>();
+  auto threads = cfg.scheduler_threads != 0
+                     ? cfg.scheduler_threads
+                     : std::max(2u, std::thread::hardware_concurrency());
+  configure_cluster_process(*sys_cfg_, threads, network_settings{});
+  sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
+  directory_ = std::make_shared<owner_directory>();
+  auto wait = std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms};
+  set_gcs_wait(wait);
+  try {
+    auto remote = connect_to_head(*sys_, head, std::chrono::seconds{5});
+    gcs_ = spawn_gcs_endpoint(*sys_, wait);
+    head_link_config lc;
+    lc.head = head;
+    lc.endpoint = gcs_;
+    lc.remote = std::move(remote);
+    lc.give_up_after = wait;
+    head_link_ = spawn_head_link(*sys_, std::move(lc));
+    learn_nodes();
+    driver_ = make_driver(cfg.ns.empty() ? anonymous_namespace() : cfg.ns);
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+void embedded_cluster::learn_nodes() {
+  auto nodes = ask_gcs<std::vector<protocol::node_info>>(
+      *sys_, gcs_, protocol::list_nodes{}, "listing the cluster's nodes");
+  std::lock_guard<std::mutex> guard{mu_};
+  for (auto& n : nodes)
+    if (n.alive)
+      nodes_.push_back(node_entry{n.node, n.raylet, true});
+  if (nodes_.empty())
+    throw gcs_unavailable_error("the cluster has no live node to run on");
 }
 
 void embedded_cluster::start_control_store() {
@@ -196,7 +238,7 @@ void embedded_cluster::end_jobs() {
       if (auto p = d.lock())
         drivers.push_back(std::move(p));
   }
-  bool gcs_up = ask_keeper_bool(protocol::gcs_up_atom::value);
+  bool gcs_up = attached_ || ask_keeper_bool(protocol::gcs_up_atom::value);
   for (auto& d : drivers) {
     d->fail_all(err);
     if (gcs_up) {
@@ -220,13 +262,21 @@ void embedded_cluster::stop() {
   directory_->for_each([](const caf::actor& owner) {
     caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
   });
-  // The control store goes before the nodes: what it has stored stays as
-  // it is, so detached actors come back when a cluster starts again on the
-  // same storage.
-  close_control_store(*sys_, control_);
-  keeper_ = nullptr;
-  gcs_ = nullptr;
-  {
+  if (attached_) {
+    // The cluster's processes run on; only this process's link goes.
+    for (auto& a : {head_link_, gcs_})
+      if (a)
+        caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    head_link_ = gcs_ = nullptr;
+    std::lock_guard<std::mutex> guard{mu_};
+    nodes_.clear();
+  } else {
+    // The control store goes before the nodes: what it has stored stays
+    // as it is, so detached actors come back when a cluster starts again on
+    // the same storage.
+    close_control_store(*sys_, control_);
+    keeper_ = nullptr;
+    gcs_ = nullptr;
     std::lock_guard<std::mutex> guard{mu_};
     for (auto& n : nodes_)
       caf::anon_send_exit(n.raylet, caf::exit_reason::user_shutdown);
@@ -449,15 +499,11 @@ std::mutex& cluster_mutex() {
   return cluster_mu;
 }
 
-void start_cluster(const config& cfg, std::vector<resource_map> nodes) {
+void start_cluster(const config& cfg, std::vector<resource_map> nodes,
+                   bool may_attach) {
   std::lock_guard<std::mutex> guard{cluster_mu};
   if (cluster)
     throw error(errc::invalid_argument, "prism is already initialized");
-  if (!cfg.address.empty())
-    throw invalid_argument_error(
-        "joining a cluster at '" + cfg.address +
-        "' is not supported yet; leave config.address empty to start an "
-        "embedded cluster");
   auto errors = detail::function_registry::instance().static_errors();
   if (!errors.empty()) {
     std::string text;
@@ -465,7 +511,19 @@ void start_cluster(const config& cfg, std::vector<resource_map> nodes) {
       text += (text.empty() ? "" : "; ") + e;
     throw registration_error(text);
   }
-  auto c = std::make_unique<embedded_cluster>(cfg, std::move(nodes));
+  auto address = cfg.address;
+  if (!address.empty() && !may_attach)
+    throw invalid_argument_error("a local_cluster starts its own nodes; "
+                                 "config.address must be empty");
+  if (address.empty() && may_attach)
+    if (const char* env = std::getenv("PRISM_ADDRESS"); env != nullptr)
+      address = env;
+  std::unique_ptr<embedded_cluster> c;
+  if (address.empty())
+    c = std::make_unique<embedded_cluster>(cfg, std::move(nodes));
+  else
+    c = std::make_unique<embedded_cluster>(
+        cfg, parse_host_port(address, "the cluster address"));
   detail::set_driver_runtime(c->driver());
   cluster = std::move(c);
 }
@@ -485,7 +543,7 @@ void stop_cluster() {
 namespace prism {
 
 void init(const config& cfg) {
-  actors::start_cluster(cfg, {cfg.resources});
+  actors::start_cluster(cfg, {cfg.resources}, true);
 }
 
 void shutdown() {

@@ -10,6 +10,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "cluster/components.hpp"
+#include "cluster/network.hpp"
 #include "gcs/gcs.hpp"
 #include "owner/owner_client.hpp"
 #include "owner/owner_directory.hpp"
@@ -29,6 +30,12 @@ public:
   /// job's driver on the first node. Throws `prism::error` if a component
   /// does not come up.
   embedded_cluster(const config& cfg, std::vector<resource_map> nodes);
+
+  /// Attaches to the running cluster whose head listens at `head`: no
+  /// control store or node starts here, only the default job's driver,
+  /// which leases from the first live node. Throws `gcs_unavailable_error`
+  /// if the head does not answer.
+  embedded_cluster(const config& cfg, const host_port& head);
 
   /// Stops every component: blocked `get`s fail, running tasks finish, and
   /// every actor is gone when this returns.
@@ -140,7 +147,15 @@ private:
   /// Starts the control store's owner (see `owner_directory::adopter`).
   void start_adopter();
 
+  /// Learns the live nodes of an attached cluster from its control store.
+  void learn_nodes();
+
   config cfg_;
+  /// Attached to a cluster of other processes: nothing here is its to stop
+  /// but its own drivers.
+  bool attached_ = false;
+  /// Attached: keeps this process's endpoint connected to the head's.
+  caf::actor head_link_;
   std::unique_ptr<caf::actor_system_config> sys_cfg_;
   std::unique_ptr<caf::actor_system> sys_;
   std::shared_ptr<owner_directory> directory_;
@@ -164,10 +179,13 @@ embedded_cluster& running_cluster();
 /// Guards the process's one running cluster.
 std::mutex& cluster_mutex();
 
-/// Starts the process's one cluster with a node per entry of `nodes`.
-/// Throws if one runs already, if `cfg` is malformed, or if a static
-/// registration failed.
-void start_cluster(const config& cfg, std::vector<resource_map> nodes);
+/// Starts the process's one cluster with a node per entry of `nodes`, or,
+/// with `may_attach`, attaches to the cluster at `cfg.address` (else at
+/// `PRISM_ADDRESS`) if one is given. Throws if one runs already, if `cfg` is
+/// malformed, if a static registration failed, or if the cluster to attach
+/// to does not answer.
+void start_cluster(const config& cfg, std::vector<resource_map> nodes,
+                   bool may_attach = false);
 
 /// Stops the running cluster, if any.
 void stop_cluster();

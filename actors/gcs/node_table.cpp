@@ -31,6 +31,20 @@ void broadcast_view(gcs_actor* self) {
 
 void register_node(gcs_actor* self, protocol::add_node& msg) {
   auto& st = self->state;
+  if (auto i = st.nodes.entries.find(msg.node); i != st.nodes.entries.end() &&
+                                                !i->second.awaited &&
+                                                !i->second.info.alive) {
+    // Fenced: its actors restarted elsewhere and its tasks were retried;
+    // nothing it reports may be applied now.
+    st.log->warn("node {} was declared dead and is refused: it may join "
+                 "again as a new node",
+                 msg.node.hex());
+    self->send(msg.raylet,
+               protocol::node_refused{msg.node,
+                                      "the control store declared this node "
+                                      "dead; it may join again as a new node"});
+    return;
+  }
   self->monitor(msg.raylet);
   st.log->info("node {} joined with {{{}}}", msg.node.hex(),
                msg.resources.to_string());

@@ -39,6 +39,20 @@ typename Inspector::result_type inspect(Inspector& f, node_added& x) {
   return f(static_cast<unique_id&>(x.node));
 }
 
+/// gcs -> raylet: the node was declared dead and may not come back (it
+/// froze past the connection timeout, or its connection dropped and came
+/// back). The raylet ends with its workers and actors; the process may join
+/// again as a new node.
+struct node_refused {
+  node_id node;
+  std::string reason;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_refused& x) {
+  return f(static_cast<unique_id&>(x.node), x.reason);
+}
+
 /// What the gcs knows of a node.
 struct node_info {
   node_id node;

@@ -75,6 +75,7 @@ using message_types = caf::detail::type_list<
     message_type<lease_refused, "prism.lease_refused">,
     message_type<add_node, "prism.add_node">,
     message_type<node_added, "prism.node_added">,
+    message_type<node_refused, "prism.node_refused">,
     message_type<node_info, "prism.node_info">,
     message_type<std::vector<node_info>, "prism.node_info_list">,
     message_type<start_job, "prism.start_job">,

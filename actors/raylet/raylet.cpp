@@ -94,6 +94,15 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](const protocol::node_added& msg) {
         self->state.log->debug("node {} registered", msg.node.hex());
       },
+      [self](const protocol::node_refused& msg) {
+        self->state.log->warn("node {} is refused: {}", msg.node.hex(),
+                              msg.reason);
+        go_down(self,
+                caf::exit_msg{self->address(),
+                              caf::make_error(caf::sec::runtime_error,
+                                              "refused by the control store: " +
+                                                  msg.reason)});
+      },
       [self](protocol::seal_result& msg) { return keep_result(self, msg); },
       [self](protocol::store_object& msg) {
         self->state.objects.keep(msg.id, std::move(msg.value), 0);

@@ -156,6 +156,10 @@ pid_t prism_session::pid_of(const std::string& name) const {
   return static_cast<pid_t>(std::atol(read_file(p).c_str()));
 }
 
+std::string prism_session::log_of(const std::string& name) const {
+  return read_file(fs::path{dir_} / (name + ".log"));
+}
+
 std::string prism_session::sanitizer_reports() const {
   static const char* const bad[] = {
       "ERROR: AddressSanitizer", "ERROR: LeakSanitizer",

@@ -55,6 +55,9 @@ public:
   /// The pid recorded for process `name` ("head", "node-<pid>"), 0 if none.
   pid_t pid_of(const std::string& name) const;
 
+  /// The log of process `name` ("head", "node-<pid>").
+  std::string log_of(const std::string& name) const;
+
   /// Every sanitizer report or crash in the session's logs.
   std::string sanitizer_reports() const;
 

@@ -80,7 +80,7 @@ BOOST_AUTO_TEST_CASE(a_node_killed_with_sigkill_is_dead_at_once) {
   BOOST_TEST(s.sanitizer_reports() == "");
 }
 
-BOOST_AUTO_TEST_CASE(a_frozen_node_is_dead_after_the_connection_timeout) {
+BOOST_AUTO_TEST_CASE(a_frozen_node_is_dead_after_the_timeout_and_then_refused) {
   prism_session s;
   std::vector<std::string> fast{"--heartbeat-interval-ms", "200",
                                 "--connection-timeout-ms", "1500"};
@@ -96,9 +96,14 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_is_dead_after_the_connection_timeout) {
       std::chrono::steady_clock::now() - frozen);
   BOOST_TEST_MESSAGE("SIGSTOP to dead in status: " << took.count() << " ms");
   BOOST_TEST(took >= 1000ms);
-  ::kill(node, SIGKILL);
+  // Resumed, it is refused: its workers go, and it joins as a new node.
   ::kill(node, SIGCONT);
+  BOOST_TEST(eventually(30s, [&] { return shows_nodes(s, 2, 1); }));
+  auto log = s.log_of("node-" + std::to_string(node));
+  BOOST_TEST(contains(log, "is refused"));
+  BOOST_TEST(contains(log, "joining again as a new node"));
   s.run({"stop"});
+  BOOST_TEST(s.sanitizer_reports() == "");
 }
 
 BOOST_AUTO_TEST_CASE(bad_flags_give_one_line_and_a_nonzero_exit) {

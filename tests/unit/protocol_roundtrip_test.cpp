@@ -902,6 +902,11 @@ std::vector<child_info> sample(type_tag<std::vector<child_info>>,
   return {sample(type_tag<child_info>{}, a), sample(type_tag<child_info>{}, a)};
 }
 
+protocol::node_refused sample(type_tag<protocol::node_refused>,
+                              const caf::actor&) {
+  return {.node = some_node(), .reason = "declared dead"};
+}
+
 protocol::query_summary sample(type_tag<protocol::query_summary>,
                                const caf::actor&) {
   return {.unused = 1};

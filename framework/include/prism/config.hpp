@@ -11,8 +11,13 @@ using resource_map = std::map<std::string, double>;
 
 /// How `prism::init` starts or joins a cluster.
 struct config {
-  /// Address of a running cluster's head, "host:port". Empty (the default)
-  /// starts an embedded cluster inside the calling process.
+  /// Address of a running cluster's head, "host:port" (what
+  /// `prism start --head` prints): `init` attaches to that cluster, and
+  /// this process runs only the job's driver. Empty (the default) takes
+  /// the `PRISM_ADDRESS` environment variable, and without it starts an
+  /// embedded cluster inside the calling process. When attached, the
+  /// settings of nodes and of the control store below are the cluster's
+  /// own (`prism start`'s flags) and are ignored here.
   std::string address;
 
   /// CPUs of the embedded node. 0 (the default) uses the number of hardware
