@@ -100,10 +100,18 @@ cluster_process::start_head(const options& opts) {
   std::unique_ptr<cluster_process> p{new cluster_process(opts)};
   try {
     p->start_actor_system();
-    p->control_ = start_control_store(*p->sys_, p->opts_.cfg);
+    // On a storage of its own, the head may be one that died and started
+    // again: nodes and drivers of the stored cluster get the recovery grace
+    // to report back, as after a restart of the control store.
+    auto first = opts.cfg.storage_path.empty() ? gcs_start::fresh_cluster
+                                               : gcs_start::restart;
+    p->control_ = start_control_store(*p->sys_, p->opts_.cfg, first);
     p->endpoint_ = p->control_.endpoint;
+    // Reusing the address: the connections of a head that died wait in
+    // TIME_WAIT on its port, and its successor listens there at once. Two
+    // heads still never listen on one port.
     auto port = p->sys_->middleman().publish(p->endpoint_, opts.listen.port,
-                                             opts.listen.host.c_str());
+                                             opts.listen.host.c_str(), true);
     if (!port)
       throw invalid_argument_error("cannot listen on " +
                                    address_of(opts.listen) + ": " +

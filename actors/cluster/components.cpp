@@ -64,7 +64,8 @@ resource_map node_resources(const config& cfg, resource_map result) {
   return result;
 }
 
-control_store start_control_store(caf::actor_system& sys, const config& cfg) {
+control_store start_control_store(caf::actor_system& sys, const config& cfg,
+                                  gcs_start first) {
   control_store cs;
   cs.storage_path = cfg.storage_path;
   if (cs.storage_path.empty()) {
@@ -99,6 +100,7 @@ control_store start_control_store(caf::actor_system& sys, const config& cfg) {
   kc.open_storage = open;
   kc.recovery_grace = std::chrono::milliseconds{cfg.gcs_recovery_grace_ms};
   kc.max_dead_actors = cfg.gcs_max_dead_actors;
+  kc.first_start = first;
   cs.keeper = spawn_gcs_keeper(sys, std::move(kc), std::move(storage));
   return cs;
 }

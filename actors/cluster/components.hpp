@@ -11,6 +11,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include "gcs/gcs.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "prism/ids.hpp"
@@ -35,9 +36,10 @@ struct control_store {
 };
 
 /// Opens the storage at `cfg.storage_path` (a new temporary directory if
-/// empty) and starts the control store on it. Throws a Prism error naming
-/// the path if the storage cannot be used.
-control_store start_control_store(caf::actor_system& sys, const config& cfg);
+/// empty) and starts the control store on it, coming up as `first`. Throws
+/// a Prism error naming the path if the storage cannot be used.
+control_store start_control_store(caf::actor_system& sys, const config& cfg,
+                                  gcs_start first = gcs_start::fresh_cluster);
 
 /// Stops the control store, closing its storage, and removes a temporary
 /// storage. What it stored stays as it is: detached actors come back when a

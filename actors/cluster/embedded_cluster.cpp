@@ -96,6 +96,7 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
   set_gcs_wait(wait);
   try {
     auto remote = connect_to_head(*sys_, head, std::chrono::seconds{5});
+    auto head_process = remote.node();
     gcs_ = spawn_gcs_endpoint(*sys_, wait);
     head_link_config lc;
     lc.head = head;
@@ -103,7 +104,7 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
     lc.remote = std::move(remote);
     lc.give_up_after = wait;
     head_link_ = spawn_head_link(*sys_, std::move(lc));
-    learn_nodes();
+    learn_nodes(head_process);
     driver_ = make_driver(cfg.ns.empty() ? anonymous_namespace() : cfg.ns);
   } catch (...) {
     stop();
@@ -111,9 +112,13 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
   }
 }
 
-void embedded_cluster::learn_nodes() {
+void embedded_cluster::learn_nodes(const caf::node_id& head_process) {
   auto nodes = ask_gcs<std::vector<protocol::node_info>>(
       *sys_, gcs_, protocol::list_nodes{}, "listing the cluster's nodes");
+  // The head's node first: drivers lease from it.
+  std::stable_partition(nodes.begin(), nodes.end(), [&](const auto& n) {
+    return n.raylet.node() == head_process;
+  });
   std::lock_guard<std::mutex> guard{mu_};
   for (auto& n : nodes)
     if (n.alive)

@@ -8,6 +8,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/node_id.hpp>
 
 #include "cluster/components.hpp"
 #include "cluster/network.hpp"
@@ -147,8 +148,9 @@ private:
   /// Starts the control store's owner (see `owner_directory::adopter`).
   void start_adopter();
 
-  /// Learns the live nodes of an attached cluster from its control store.
-  void learn_nodes();
+  /// Learns the live nodes of an attached cluster from its control store,
+  /// the node in the head's process first.
+  void learn_nodes(const caf::node_id& head_process);
 
   config cfg_;
   /// Attached to a cluster of other processes: nothing here is its to stop

@@ -62,6 +62,10 @@ struct gcs_keeper_config {
   std::size_t max_dead_actors = 100000;
   /// The longest wait between two attempts to open a failed storage.
   std::chrono::milliseconds max_backoff{1000};
+  /// How the first control store comes up: `restart` when nodes and
+  /// drivers of the stored cluster may still run (a head process that
+  /// died and started again).
+  gcs_start first_start = gcs_start::fresh_cluster;
 };
 
 /// Spawns the control store's supervisor (its messages are in

@@ -166,7 +166,7 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
     if (self->state.instance && msg.source == self->state.instance.address())
       instance_down(self, msg.reason);
   });
-  spawn_instance(self, gcs_start::fresh_cluster);
+  spawn_instance(self, st.cfg.first_start);
   return {
       [self](protocol::gcs_stop_atom) -> caf::result<bool> {
         auto& st = self->state;

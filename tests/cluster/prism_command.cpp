@@ -91,6 +91,16 @@ pid_t prism_session::spawn(const std::vector<std::string>& args) {
     throw std::runtime_error("cannot fork");
   if (pid == 0) {
     ::setenv("PRISM_SESSION_DIR", dir_.c_str(), 1);
+    // CAF 0.17's BASP broker spawns a helper actor for every node it learns
+    // of through another node, and one learned while the process shuts
+    // down is never stopped: LeakSanitizer reports that cycle at exit
+    // (caf::io::basp_broker::learned_new_node). The `prism` processes run
+    // with every other sanitizer check, and their logs are checked for
+    // reports; leaks are checked in the test process and the other suites.
+    std::string asan = "detect_leaks=0";
+    if (const char* old = std::getenv("ASAN_OPTIONS"); old && *old)
+      asan = std::string{old} + ":" + asan;
+    ::setenv("ASAN_OPTIONS", asan.c_str(), 1);
     ::unsetenv("PRISM_ADDRESS");
     int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -126,7 +136,9 @@ command_result prism_session::run(const std::vector<std::string>& args,
 }
 
 std::string prism_session::start_head(const std::vector<std::string>& extra) {
-  std::vector<std::string> args{"start", "--head", "--port", "0"};
+  std::vector<std::string> args{"start", "--head"};
+  if (std::find(extra.begin(), extra.end(), "--port") == extra.end())
+    args.insert(args.end(), {"--port", "0"});
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = run(args);
   auto address = after(r.out, "PRISM_ADDRESS=", "\n");

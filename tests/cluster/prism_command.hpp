@@ -45,7 +45,8 @@ public:
   /// `command_result`.
   int await(pid_t pid, std::chrono::seconds timeout);
 
-  /// Starts a head with `extra` flags and returns its address ("host:port").
+  /// Starts a head with `extra` flags (a free port unless they name one)
+  /// and returns its address ("host:port").
   std::string start_head(const std::vector<std::string>& extra = {});
 
   /// Starts a node joining `address`; returns its pid.
