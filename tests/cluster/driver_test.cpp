@@ -25,7 +25,7 @@ PRISM_REMOTE(driver_test::square);
 namespace {
 
 /// `prism status` says `what`.
-bool status_says(prism_session& s, const std::string& what) {
+bool status_says(process_cluster& s, const std::string& what) {
   auto r = s.run({"status"});
   return r.status == 0 && contains(r.out, what);
 }
@@ -40,7 +40,7 @@ struct shutdown_guard {
 
 /// Starts a head in `s` and attaches this process to it with namespace `ns`;
 /// returns the config it attached with.
-prism::config attach_to_new_head(prism_session& s, const std::string& ns) {
+prism::config attach_to_new_head(process_cluster& s, const std::string& ns) {
   prism::config cfg;
   cfg.address = s.start_head({"--num-cpus", "1"});
   cfg.ns = ns;
@@ -53,7 +53,7 @@ prism::config attach_to_new_head(prism_session& s, const std::string& ns) {
 BOOST_AUTO_TEST_SUITE(attached_driver)
 
 BOOST_AUTO_TEST_CASE(a_driver_attaches_by_address_with_a_job_of_its_own) {
-  prism_session s;
+  process_cluster s{bare_session()};
   shutdown_guard guard;
   auto cfg = attach_to_new_head(s, "attached");
   BOOST_TEST(status_says(s, "Jobs: 1 running, 0 finished"));
@@ -75,7 +75,7 @@ BOOST_AUTO_TEST_CASE(a_driver_attaches_by_address_with_a_job_of_its_own) {
 }
 
 BOOST_AUTO_TEST_CASE(prism_address_in_the_environment_attaches_init) {
-  prism_session s;
+  process_cluster s{bare_session()};
   auto address = s.start_head({"--num-cpus", "1"});
   shutdown_guard guard;
   ::setenv("PRISM_ADDRESS", address.c_str(), 1);
@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(an_unreachable_cluster_fails_init_with_a_typed_error) {
 BOOST_AUTO_TEST_CASE(a_task_the_nodes_cannot_run_fails_typed_never_hangs) {
   // The nodes' workers are threads of the `prism` process, which has none
   // of this program's functions: the call fails, naming the function.
-  prism_session s;
+  process_cluster s{bare_session()};
   shutdown_guard guard;
   attach_to_new_head(s, "");
   auto ref = prism::task(driver_test::square).remote(7);

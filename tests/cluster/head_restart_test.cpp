@@ -1,9 +1,6 @@
 // The head process killed with SIGKILL and started again on its storage:
 // nodes and drivers reconnect, and every acknowledged write is there.
 
-#include <csignal>
-#include <cstdlib>
-
 #include <boost/test/unit_test.hpp>
 
 #include <prism/prism.hpp>
@@ -16,31 +13,17 @@ using namespace std::chrono_literals;
 BOOST_AUTO_TEST_SUITE(head_restart)
 
 BOOST_AUTO_TEST_CASE(a_killed_head_restarts_and_nodes_and_drivers_reconnect) {
-  prism_session s;
-  auto storage = s.dir() + "/gcs";
-  auto address = s.start_head({"--num-cpus", "1", "--storage", storage});
-  auto port = address.substr(address.find(':') + 1);
-  auto node = s.start_node(address, {"--num-cpus", "1"});
-  struct guard_t {
-    ~guard_t() {
-      prism::shutdown();
-    }
-  } guard;
-  prism::config cfg;
-  cfg.address = address;
-  cfg.ns = "restart";
-  prism::init(cfg);
+  auto opts = attached_cluster(1);
+  opts.driver.ns = "restart";
+  process_cluster cluster{opts};
   constexpr int keys = 50;
   for (int i = 0; i < keys; ++i)
     BOOST_TEST(!prism::kv::put("key-" + std::to_string(i),
                                "value-" + std::to_string(i)));
 
-  auto head = s.pid_of("head");
-  BOOST_REQUIRE(head > 0);
-  ::kill(head, SIGKILL);
-  auto again =
-      s.start_head({"--num-cpus", "1", "--storage", storage, "--port", port});
-  BOOST_TEST(again == address);
+  auto old_head = cluster.node_pid(0);
+  cluster.restart_head();
+  BOOST_TEST(cluster.node_pid(0) != old_head);
 
   // The driver's calls waited for the head and are answered now; every
   // acknowledged write is there.
@@ -51,17 +34,43 @@ BOOST_AUTO_TEST_CASE(a_killed_head_restarts_and_nodes_and_drivers_reconnect) {
   // The node registered again under its id; the old head's node did not
   // come back and is dead; the new head's node is alive.
   auto status_shows = [&](const std::string& what) {
-    auto r = s.run({"status"});
+    auto r = cluster.run({"status"});
     return r.status == 0 && contains(r.out, what);
   };
   BOOST_TEST(
       eventually(30s, [&] { return status_shows("Nodes: 2 alive, 1 dead"); }));
-  BOOST_TEST(contains(s.log_of("node-" + std::to_string(node)),
-                      "connected to the head at " + address + " again"));
+  auto node_log = cluster.log_of("node-" + std::to_string(cluster.node_pid(1)));
+  BOOST_TEST(contains(node_log, "connected to the head at " +
+                                    cluster.address() + " again"));
   BOOST_TEST(status_shows("Jobs: 1 running"));
   prism::shutdown();
   BOOST_TEST(status_shows("Jobs: 0 running, 1 finished"));
-  BOOST_TEST(s.sanitizer_reports() == "");
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+BOOST_AUTO_TEST_CASE(process_cluster_kills_freezes_and_adds_nodes) {
+  auto opts = attached_cluster(2);
+  opts.flags = {"--heartbeat-interval-ms", "200", "--connection-timeout-ms",
+                "1500"};
+  process_cluster cluster{opts};
+  auto shows = [&](const std::string& what) {
+    return eventually(30s, [&] {
+      auto r = cluster.run({"status"});
+      return r.status == 0 && contains(r.out, what);
+    });
+  };
+  BOOST_TEST(shows("Nodes: 3 alive, 0 dead"));
+  cluster.kill_node(1);
+  BOOST_TEST(shows("Nodes: 2 alive, 1 dead"));
+  cluster.freeze_node(2);
+  BOOST_TEST(shows("Nodes: 1 alive, 2 dead"));
+  cluster.resume_node(2);
+  // Refused on its return, it joins again as a new node.
+  BOOST_TEST(shows("Nodes: 2 alive, 2 dead"));
+  BOOST_TEST(cluster.add_node() == 3u);
+  BOOST_TEST(shows("Nodes: 3 alive, 2 dead"));
+  BOOST_CHECK_THROW(cluster.kill_node(0), prism::invalid_argument_error);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

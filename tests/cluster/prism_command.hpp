@@ -1,78 +1,54 @@
 #pragma once
 
-// Runs the `prism` command line as a real process, the way an operator
-// would, with a session directory of its own.
+// What the cluster tests share: `prism::testing::process_cluster` running
+// the `prism` command built with them, and waiting on conditions.
 
 #include <chrono>
 #include <functional>
 #include <string>
-#include <sys/types.h>
-#include <vector>
+#include <thread>
+
+#include <prism/testing.hpp>
 
 namespace prism::cluster_test {
 
-struct command_result {
-  /// The exit status, or 128 + the signal that ended it; -1 if it did not
-  /// end in time (it is killed then).
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using prism::testing::process_cluster;
 
-/// A session directory of its own for one test case, and the processes
-/// `prism start` started in it, stopped (and the directory removed) at the
-/// end.
-class prism_session {
-public:
-  prism_session();
-  ~prism_session();
+/// A session directory of its own for a test of the command: no head yet,
+/// nothing attached.
+inline process_cluster::options bare_session() {
+  process_cluster::options o;
+  o.head = false;
+  o.attach = false;
+  o.command = PRISM_TOOL_PATH;
+  return o;
+}
 
-  prism_session(const prism_session&) = delete;
-  prism_session& operator=(const prism_session&) = delete;
-
-  const std::string& dir() const {
-    return dir_;
-  }
-
-  /// Runs `prism args...` and waits for it to end, for at most `timeout`.
-  command_result run(const std::vector<std::string>& args,
-                     std::chrono::seconds timeout = std::chrono::seconds{60});
-
-  /// Starts `prism args...` without waiting (for `--block`).
-  pid_t spawn(const std::vector<std::string>& args);
-
-  /// Waits for a process from `spawn` to end; its status as in
-  /// `command_result`.
-  int await(pid_t pid, std::chrono::seconds timeout);
-
-  /// Starts a head with `extra` flags (a free port unless they name one)
-  /// and returns its address ("host:port").
-  std::string start_head(const std::vector<std::string>& extra = {});
-
-  /// Starts a node joining `address`; returns its pid.
-  pid_t start_node(const std::string& address,
-                   const std::vector<std::string>& extra = {});
-
-  /// The pid recorded for process `name` ("head", "node-<pid>"), 0 if none.
-  pid_t pid_of(const std::string& name) const;
-
-  /// The log of process `name` ("head", "node-<pid>").
-  std::string log_of(const std::string& name) const;
-
-  /// Every sanitizer report or crash in the session's logs.
-  std::string sanitizer_reports() const;
-
-private:
-  std::string dir_;
-  int counter_ = 0;
-};
+/// A head with `nodes` more nodes, this process attached as the driver.
+inline process_cluster::options attached_cluster(std::size_t nodes) {
+  process_cluster::options o;
+  o.nodes = nodes;
+  o.command = PRISM_TOOL_PATH;
+  return o;
+}
 
 /// Runs `check` until it returns true or `timeout` passes; returns its last
 /// answer.
-bool eventually(std::chrono::milliseconds timeout,
-                const std::function<bool()>& check);
+inline bool eventually(std::chrono::milliseconds timeout,
+                       const std::function<bool()>& check) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (check())
+      return true;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{50});
+  }
+}
 
 /// Whether `text` contains `part`.
-bool contains(const std::string& text, const std::string& part);
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 } // namespace prism::cluster_test

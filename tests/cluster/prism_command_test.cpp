@@ -20,7 +20,7 @@ std::size_t lines(const std::string& text) {
 }
 
 /// `prism status` shows `alive` live and `dead` dead nodes.
-bool shows_nodes(prism_session& s, int alive, int dead) {
+bool shows_nodes(process_cluster& s, int alive, int dead) {
   auto r = s.run({"status"});
   return r.status == 0 &&
          contains(r.out, "Nodes: " + std::to_string(alive) + " alive, " +
@@ -32,7 +32,7 @@ bool shows_nodes(prism_session& s, int alive, int dead) {
 BOOST_AUTO_TEST_SUITE(prism_command)
 
 BOOST_AUTO_TEST_CASE(a_head_and_a_node_start_show_in_status_and_stop) {
-  prism_session s;
+  process_cluster s{bare_session()};
   auto address =
       s.start_head({"--num-cpus", "2", "--resources", "{\"GPU\": 1}"});
   BOOST_TEST(contains(address, "127.0.0.1:"));
@@ -63,7 +63,7 @@ BOOST_AUTO_TEST_CASE(a_head_and_a_node_start_show_in_status_and_stop) {
 }
 
 BOOST_AUTO_TEST_CASE(a_node_killed_with_sigkill_is_dead_at_once) {
-  prism_session s;
+  process_cluster s{bare_session()};
   auto address = s.start_head({"--num-cpus", "1"});
   auto node = s.start_node(address, {"--num-cpus", "1"});
   BOOST_TEST(eventually(20s, [&] { return shows_nodes(s, 2, 0); }));
@@ -81,7 +81,7 @@ BOOST_AUTO_TEST_CASE(a_node_killed_with_sigkill_is_dead_at_once) {
 }
 
 BOOST_AUTO_TEST_CASE(a_frozen_node_is_dead_after_the_timeout_and_then_refused) {
-  prism_session s;
+  process_cluster s{bare_session()};
   std::vector<std::string> fast{"--heartbeat-interval-ms", "200",
                                 "--connection-timeout-ms", "1500"};
   auto head_flags = fast;
@@ -107,7 +107,7 @@ BOOST_AUTO_TEST_CASE(a_frozen_node_is_dead_after_the_timeout_and_then_refused) {
 }
 
 BOOST_AUTO_TEST_CASE(bad_flags_give_one_line_and_a_nonzero_exit) {
-  prism_session s;
+  process_cluster s{bare_session()};
   auto beyond = s.run({"start", "--head", "--host", "0.0.0.0"});
   BOOST_TEST(beyond.status != 0);
   BOOST_TEST(lines(beyond.err) == 1u);
@@ -139,14 +139,14 @@ BOOST_AUTO_TEST_CASE(bad_flags_give_one_line_and_a_nonzero_exit) {
 }
 
 BOOST_AUTO_TEST_CASE(a_taken_port_and_a_second_head_are_refused) {
-  prism_session s;
+  process_cluster s{bare_session()};
   auto address = s.start_head();
   auto port = address.substr(address.find(':') + 1);
   auto second = s.run({"start", "--head", "--port", "0"});
   BOOST_TEST(second.status != 0);
   BOOST_TEST(contains(second.err, "a head runs on this host already"));
 
-  prism_session other;
+  process_cluster other{bare_session()};
   auto taken = other.run({"start", "--head", "--port", port});
   BOOST_TEST(taken.status != 0);
   BOOST_TEST(lines(taken.err) == 1u);
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(a_taken_port_and_a_second_head_are_refused) {
 }
 
 BOOST_AUTO_TEST_CASE(block_stays_in_the_foreground_until_sigterm) {
-  prism_session s;
+  process_cluster s{bare_session()};
   auto pid = s.spawn({"start", "--head", "--port", "0", "--block"});
   BOOST_TEST(eventually(30s, [&] { return s.pid_of("head") == pid; }));
   BOOST_TEST(eventually(20s, [&] { return shows_nodes(s, 1, 0); }));

@@ -173,4 +173,103 @@ private:
   std::unique_ptr<impl> impl_;
 };
 
+/// A cluster of real processes on loopback, for tests: a head and nodes
+/// started with the `prism` command in a session directory of their own,
+/// and this process attached to the head as the driver (`prism::init`). It
+/// kills (SIGKILL), freezes (SIGSTOP) and resumes nodes, kills the head and
+/// starts it again on its storage, and adds nodes. At the end the driver
+/// shuts down, `prism stop` stops what it started, and the directory goes.
+///
+///   prism::testing::process_cluster cluster{{.nodes = 2}};
+///   cluster.kill_node(1);             // SIGKILL: dead at once
+///   cluster.restart_head();           // SIGKILL, then the same storage
+class process_cluster {
+public:
+  struct options {
+    /// Start a head (and `nodes` nodes) at once; without it, only the
+    /// session directory, for tests of the command itself.
+    bool head = true;
+    /// Nodes besides the head's.
+    std::size_t nodes = 0;
+    /// CPUs of each node, the head's included.
+    double cpus = 1;
+    /// Attach this process to the head as the driver.
+    bool attach = true;
+    /// Flags for every `prism start`, e.g. {"--connection-timeout-ms",
+    /// "1500"}.
+    std::vector<std::string> flags;
+    /// The `prism` command: empty takes `PRISM_COMMAND`, then `prism` on
+    /// the PATH.
+    std::string command;
+    /// The driver's settings (namespace, log level); its address is set.
+    config driver;
+  };
+
+  /// What a command printed, and how it ended.
+  struct command_result {
+    /// The exit status, or 128 + the signal that ended it; -1 if it did not
+    /// end in time (it was killed then).
+    int status = -1;
+    std::string out;
+    std::string err;
+  };
+
+  explicit process_cluster(options opts);
+  ~process_cluster();
+
+  process_cluster(const process_cluster&) = delete;
+  process_cluster& operator=(const process_cluster&) = delete;
+
+  /// The head's address, "127.0.0.1:port".
+  const std::string& address() const;
+  const std::string& session_dir() const;
+
+  /// Starts a node that joins the head; returns its index (0 is the
+  /// head's process).
+  std::size_t add_node(const std::vector<std::string>& flags = {});
+
+  /// The pid of node `i`'s process (0: the head).
+  int node_pid(std::size_t i) const;
+
+  /// Signals node `i`'s process (not the head's): SIGKILL, SIGSTOP,
+  /// SIGCONT.
+  void kill_node(std::size_t i);
+  void freeze_node(std::size_t i);
+  void resume_node(std::size_t i);
+
+  /// Kills the head with SIGKILL and starts it again on its storage and
+  /// port: nodes and the driver reconnect.
+  void restart_head();
+
+  /// Runs `prism args...` in the session and waits for it, for at most
+  /// `timeout`.
+  command_result run(const std::vector<std::string>& args,
+                     std::chrono::seconds timeout = std::chrono::seconds{60});
+
+  /// Starts `prism args...` without waiting; `await` waits for it.
+  int spawn(const std::vector<std::string>& args);
+  int await(int pid, std::chrono::seconds timeout);
+
+  /// Starts a head with `flags` (a free port unless they name one) and
+  /// returns its address; `add_node` and `restart_head` use it.
+  std::string start_head(const std::vector<std::string>& flags = {});
+
+  /// Starts a node joining `address` with `flags`; returns its pid.
+  int start_node(const std::string& address,
+                 const std::vector<std::string>& flags = {});
+
+  /// The pid recorded for process `name` ("head", "node-<pid>"), 0 if none.
+  int pid_of(const std::string& name) const;
+
+  /// The log of process `name`.
+  std::string log_of(const std::string& name) const;
+
+  /// Every sanitizer report or crash in the session's logs and outputs.
+  std::string sanitizer_reports() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
 } // namespace prism::testing
