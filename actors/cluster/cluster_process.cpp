@@ -79,19 +79,16 @@ cluster_process::cluster_process(const options& opts) : opts_(opts) {
 void cluster_process::start_actor_system() {
   node_resources(opts_.cfg, opts_.cfg.resources); // throws on bad settings
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
-  auto threads = opts_.cfg.scheduler_threads != 0
-                     ? opts_.cfg.scheduler_threads
-                     : std::max(2u, std::thread::hardware_concurrency());
-  configure_cluster_process(*sys_cfg_, threads, opts_.net);
+  configure_cluster_process(*sys_cfg_, scheduler_threads(opts_.cfg), opts_.net);
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
   actor_pool_ = make_actor_pool();
   set_gcs_wait(std::chrono::milliseconds{opts_.cfg.gcs_reconnect_timeout_ms});
 }
 
-void cluster_process::start_node_actors() {
-  std::tie(node_, raylet_) = start_raylet(*sys_, opts_.cfg, opts_.cfg.resources,
-                                          endpoint_, directory_, actor_pool_);
+std::pair<node_id, caf::actor> cluster_process::start_raylet_here() const {
+  return start_raylet(*sys_, opts_.cfg, opts_.cfg.resources, endpoint_,
+                      directory_, actor_pool_);
 }
 
 std::unique_ptr<cluster_process>
@@ -117,7 +114,7 @@ cluster_process::start_head(const options& opts) {
                                    address_of(opts.listen) + ": " +
                                    p->sys_->render(port.error()));
     p->port_ = *port;
-    p->start_node_actors();
+    std::tie(p->node_, p->raylet_) = p->start_raylet_here();
     start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
   } catch (...) {
     p->shutdown();
@@ -131,22 +128,17 @@ cluster_process::start_node(const options& opts) {
   std::unique_ptr<cluster_process> p{new cluster_process(opts)};
   try {
     p->start_actor_system();
-    auto remote = connect_to_head(*p->sys_, opts.head, std::chrono::seconds{5});
-    p->endpoint_ = spawn_gcs_endpoint(
-        *p->sys_, std::chrono::milliseconds{opts.cfg.gcs_reconnect_timeout_ms});
-    head_link_config lc;
-    lc.head = opts.head;
-    lc.endpoint = p->endpoint_;
-    lc.remote = std::move(remote);
-    lc.give_up_after = opts.head_timeout;
-    lc.lost = [raw = p.get()](const std::string& why) { raw->stop(why); };
-    p->link_ = spawn_head_link(*p->sys_, std::move(lc));
-    p->start_node_actors();
-    auto again = [raw = p.get()] {
-      return start_raylet(*raw->sys_, raw->opts_.cfg, raw->opts_.cfg.resources,
-                          raw->endpoint_, raw->directory_, raw->actor_pool_);
-    };
-    p->raylet_ = p->sys_->spawn(node_keeper, std::move(p->raylet_), again);
+    auto conn = connect_head(
+        *p->sys_, opts.head,
+        std::chrono::milliseconds{opts.cfg.gcs_reconnect_timeout_ms},
+        opts.head_timeout,
+        [raw = p.get()](const std::string& why) { raw->stop(why); });
+    p->endpoint_ = conn.endpoint;
+    p->link_ = conn.link;
+    caf::actor first;
+    std::tie(p->node_, first) = p->start_raylet_here();
+    auto again = [raw = p.get()] { return raw->start_raylet_here(); };
+    p->raylet_ = p->sys_->spawn(node_keeper, std::move(first), again);
   } catch (...) {
     p->shutdown();
     throw;

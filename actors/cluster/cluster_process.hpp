@@ -76,7 +76,8 @@ public:
 private:
   explicit cluster_process(const options& opts);
   void start_actor_system();
-  void start_node_actors();
+  /// Starts a raylet of this process's node, joining through `endpoint_`.
+  std::pair<node_id, caf::actor> start_raylet_here() const;
   void shutdown();
 
   options opts_;

@@ -164,6 +164,12 @@ void start_adopter(caf::actor_system& sys, const node_id& node,
   directory->set_adopter(adopter);
 }
 
+std::size_t scheduler_threads(const config& cfg) {
+  return cfg.scheduler_threads != 0
+             ? cfg.scheduler_threads
+             : std::max(2u, std::thread::hardware_concurrency());
+}
+
 std::shared_ptr<executor> make_actor_pool() {
   return std::make_shared<executor>(
       std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);

@@ -67,6 +67,10 @@ void start_adopter(caf::actor_system& sys, const node_id& node,
 bool ask_keeper_bool(caf::actor_system& sys, const caf::actor& keeper,
                      caf::atom_value what);
 
+/// The scheduler threads of a process: `cfg.scheduler_threads`, or one per
+/// hardware thread (at least two).
+std::size_t scheduler_threads(const config& cfg);
+
 /// Threads that run actor methods in one process: at least one per core,
 /// and more whenever all are busy (methods may block in `get`).
 std::shared_ptr<executor> make_actor_pool();

@@ -58,10 +58,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
     n = node_resources(cfg, std::move(n));
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
   protocol::add_message_types(*sys_cfg_);
-  auto threads = cfg.scheduler_threads != 0
-                     ? cfg.scheduler_threads
-                     : std::max(2u, std::thread::hardware_concurrency());
-  sys_cfg_->set("scheduler.max-threads", static_cast<size_t>(threads));
+  sys_cfg_->set("scheduler.max-threads", scheduler_threads(cfg));
   // One shared run queue, with idle threads that spin briefly before they
   // sleep (see shared_queue_policy.hpp for why not CAF's work stealing).
   use_shared_queue_scheduler(*sys_cfg_);
@@ -86,25 +83,17 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
     : cfg_(cfg), attached_(true) {
   set_log_level(cfg.log_level);
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
-  auto threads = cfg.scheduler_threads != 0
-                     ? cfg.scheduler_threads
-                     : std::max(2u, std::thread::hardware_concurrency());
-  configure_cluster_process(*sys_cfg_, threads, network_settings{});
+  configure_cluster_process(*sys_cfg_, scheduler_threads(cfg),
+                            network_settings{});
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
   auto wait = std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms};
   set_gcs_wait(wait);
   try {
-    auto remote = connect_to_head(*sys_, head, std::chrono::seconds{5});
-    auto head_process = remote.node();
-    gcs_ = spawn_gcs_endpoint(*sys_, wait);
-    head_link_config lc;
-    lc.head = head;
-    lc.endpoint = gcs_;
-    lc.remote = std::move(remote);
-    lc.give_up_after = wait;
-    head_link_ = spawn_head_link(*sys_, std::move(lc));
-    learn_nodes(head_process);
+    auto conn = connect_head(*sys_, head, wait, wait, nullptr);
+    gcs_ = conn.endpoint;
+    head_link_ = conn.link;
+    learn_nodes(conn.head_process);
     driver_ = make_driver(cfg.ns.empty() ? anonymous_namespace() : cfg.ns);
   } catch (...) {
     stop();
@@ -130,12 +119,10 @@ void embedded_cluster::learn_nodes(const caf::node_id& head_process) {
 void embedded_cluster::start_control_store() {
   control_ = actors::start_control_store(*sys_, cfg_);
   gcs_ = control_.endpoint;
-  keeper_ = control_.keeper;
-  storage_path_ = control_.storage_path;
 }
 
 bool embedded_cluster::ask_keeper_bool(caf::atom_value what) {
-  return actors::ask_keeper_bool(*sys_, keeper_, what);
+  return actors::ask_keeper_bool(*sys_, control_.keeper, what);
 }
 
 bool embedded_cluster::stop_gcs() {
@@ -143,12 +130,13 @@ bool embedded_cluster::stop_gcs() {
 }
 
 bool embedded_cluster::start_gcs() {
-  if (!keeper_)
+  if (!control_.keeper)
     return false;
   bool started = false;
   std::string why;
   caf::scoped_actor self{*sys_};
-  self->request(keeper_, control_timeout, protocol::gcs_start_atom::value)
+  self->request(control_.keeper, control_timeout,
+                protocol::gcs_start_atom::value)
       .receive(
           [&](bool ok, std::string& failure) {
             started = ok;
@@ -280,7 +268,6 @@ void embedded_cluster::stop() {
     // as it is, so detached actors come back when a cluster starts again on
     // the same storage.
     close_control_store(*sys_, control_);
-    keeper_ = nullptr;
     gcs_ = nullptr;
     std::lock_guard<std::mutex> guard{mu_};
     for (auto& n : nodes_)

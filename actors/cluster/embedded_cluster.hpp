@@ -114,7 +114,7 @@ public:
   }
 
   const std::string& storage_path() const {
-    return storage_path_;
+    return control_.storage_path;
   }
 
   /// The control store's endpoint: the address that stays the same across
@@ -162,11 +162,10 @@ private:
   std::unique_ptr<caf::actor_system> sys_;
   std::shared_ptr<owner_directory> directory_;
   std::shared_ptr<executor> actor_pool_;
-  /// The endpoint everyone talks to, and the supervisor of the control
-  /// store behind it.
+  /// The endpoint of the control store everyone here talks to: the one of
+  /// `control_`, or, attached, one that `head_link_` keeps connected.
   caf::actor gcs_;
-  caf::actor keeper_;
-  std::string storage_path_;
+  /// Not attached: the control store this process runs.
   control_store control_;
   mutable std::mutex mu_;
   std::vector<node_entry> nodes_ GUARDED_BY(mu_);

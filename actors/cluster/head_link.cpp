@@ -8,6 +8,7 @@
 
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
+#include "gcs/gcs.hpp"
 #include "prism/error.hpp"
 #include "protocol/gcs_restart.hpp"
 
@@ -123,6 +124,24 @@ caf::behavior head_link_behavior(head_link_actor* self, head_link_config cfg) {
 
 caf::actor spawn_head_link(caf::actor_system& sys, head_link_config cfg) {
   return sys.spawn<caf::detached>(head_link_behavior, std::move(cfg));
+}
+
+head_connection connect_head(caf::actor_system& sys, const host_port& where,
+                             std::chrono::milliseconds wait,
+                             std::chrono::milliseconds give_up_after,
+                             std::function<void(const std::string&)> lost) {
+  head_connection result;
+  auto remote = connect_to_head(sys, where, std::chrono::seconds{5});
+  result.head_process = remote.node();
+  result.endpoint = spawn_gcs_endpoint(sys, wait);
+  head_link_config lc;
+  lc.head = where;
+  lc.endpoint = result.endpoint;
+  lc.remote = std::move(remote);
+  lc.give_up_after = give_up_after;
+  lc.lost = std::move(lost);
+  result.link = spawn_head_link(sys, std::move(lc));
+  return result;
 }
 
 caf::actor connect_to_head(caf::actor_system& sys, const host_port& where,
