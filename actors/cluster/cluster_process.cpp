@@ -17,10 +17,6 @@ namespace prism::actors {
 
 namespace {
 
-std::string address_of(const host_port& where) {
-  return where.host + ":" + std::to_string(where.port);
-}
-
 using start_raylet_fn = std::function<std::pair<node_id, caf::actor>()>;
 
 struct node_keeper_state {

@@ -8,6 +8,9 @@
 #include <thread>
 
 #include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "cluster/network.hpp"
 
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_storage.hpp"
@@ -147,8 +150,29 @@ start_raylet(caf::actor_system& sys, const config& cfg,
   rc.max_workers = cfg.max_workers_per_node;
   rc.max_inline_bytes = cfg.max_inline_object_bytes;
   rc.actor_pool = std::move(actor_pool);
+  if (cfg.worker_processes)
+    use_worker_processes(sys, cfg, rc, this_program());
   auto node = rc.node;
   return {node, spawn_raylet(sys, std::move(rc))};
+}
+
+void use_worker_processes(caf::actor_system& sys, const config& cfg,
+                          raylet_config& rc, worker_program program) {
+  rc.gate = spawn_worker_gate(sys);
+  auto port = sys.middleman().publish(rc.gate, 0, "127.0.0.1");
+  if (!port) {
+    caf::anon_send_exit(rc.gate, caf::exit_reason::user_shutdown);
+    throw error(errc::internal,
+                "cannot open a port for the node's worker processes: " +
+                    sys.render(port.error()));
+  }
+  rc.gate_address = address_of(host_port{"127.0.0.1", *port});
+  rc.launcher = std::make_shared<process_launcher>();
+  rc.program = std::move(program);
+  rc.worker_start_timeout =
+      std::chrono::milliseconds{cfg.worker_start_timeout_ms};
+  rc.idle_worker_timeout =
+      std::chrono::milliseconds{cfg.idle_worker_timeout_ms};
 }
 
 void start_adopter(caf::actor_system& sys, const node_id& node,

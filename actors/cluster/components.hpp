@@ -15,6 +15,7 @@
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "prism/ids.hpp"
+#include "raylet/raylet.hpp"
 #include "worker/executor.hpp"
 
 namespace prism::actors {
@@ -69,6 +70,12 @@ bool ask_keeper_bool(caf::actor_system& sys, const caf::actor& keeper,
 
 /// The scheduler threads of a process: `cfg.scheduler_threads`, or one per
 /// hardware thread (at least two).
+/// Makes the workers of the raylet `rc` configures processes that run
+/// `program`: a launcher, and a gate published on loopback for them to
+/// register through. Throws `prism::error` if no port can be opened.
+void use_worker_processes(caf::actor_system& sys, const config& cfg,
+                          raylet_config& rc, worker_program program);
+
 std::size_t scheduler_threads(const config& cfg);
 
 /// Threads that run actor methods in one process: at least one per core,

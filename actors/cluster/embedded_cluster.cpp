@@ -35,6 +35,7 @@
 #include "protocol/supervisor.hpp"
 #include "protocol/testing.hpp"
 #include "raylet/raylet.hpp"
+#include "worker/worker_process.hpp"
 
 namespace prism::actors {
 
@@ -57,11 +58,17 @@ embedded_cluster::embedded_cluster(const config& cfg,
   for (auto& n : nodes)
     n = node_resources(cfg, std::move(n));
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
-  protocol::add_message_types(*sys_cfg_);
-  sys_cfg_->set("scheduler.max-threads", scheduler_threads(cfg));
-  // One shared run queue, with idle threads that spin briefly before they
-  // sleep (see shared_queue_policy.hpp for why not CAF's work stealing).
-  use_shared_queue_scheduler(*sys_cfg_);
+  if (cfg.worker_processes) {
+    // Worker processes connect to the nodes' gates over loopback.
+    configure_cluster_process(*sys_cfg_, scheduler_threads(cfg),
+                              network_settings{});
+  } else {
+    protocol::add_message_types(*sys_cfg_);
+    sys_cfg_->set("scheduler.max-threads", scheduler_threads(cfg));
+    // One shared run queue, with idle threads that spin briefly before they
+    // sleep (see shared_queue_policy.hpp for why not CAF's work stealing).
+    use_shared_queue_scheduler(*sys_cfg_);
+  }
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
   actor_pool_ = make_actor_pool();
@@ -491,8 +498,23 @@ std::mutex& cluster_mutex() {
   return cluster_mu;
 }
 
+namespace {
+
+// `cfg` with what the environment sets on top.
+config with_environment(config cfg) {
+  if (const char* env = std::getenv("PRISM_WORKER_PROCESSES");
+      env != nullptr && std::string{env} == "1")
+    cfg.worker_processes = true;
+  return cfg;
+}
+
+} // namespace
+
 void start_cluster(const config& cfg, std::vector<resource_map> nodes,
                    bool may_attach) {
+  // A worker process serves as its worker instead, and never returns.
+  if (started_as_worker())
+    serve_as_worker();
   std::lock_guard<std::mutex> guard{cluster_mu};
   if (cluster)
     throw error(errc::invalid_argument, "prism is already initialized");
@@ -512,7 +534,8 @@ void start_cluster(const config& cfg, std::vector<resource_map> nodes,
       address = env;
   std::unique_ptr<embedded_cluster> c;
   if (address.empty())
-    c = std::make_unique<embedded_cluster>(cfg, std::move(nodes));
+    c = std::make_unique<embedded_cluster>(with_environment(cfg),
+                                           std::move(nodes));
   else
     c = std::make_unique<embedded_cluster>(
         cfg, parse_host_port(address, "the cluster address"));
@@ -536,6 +559,15 @@ namespace prism {
 
 void init(const config& cfg) {
   actors::start_cluster(cfg, {cfg.resources}, true);
+}
+
+bool is_worker_process() noexcept {
+  return actors::started_as_worker();
+}
+
+void serve_if_worker() {
+  if (actors::started_as_worker())
+    actors::serve_as_worker();
 }
 
 void shutdown() {

@@ -36,10 +36,6 @@ struct head_link_state {
 
 using head_link_actor = caf::stateful_actor<head_link_state>;
 
-std::string address_of(const host_port& where) {
-  return where.host + ":" + std::to_string(where.port);
-}
-
 void attach(head_link_actor* self, caf::actor remote) {
   auto& st = self->state;
   st.cfg.remote = std::move(remote);
@@ -150,21 +146,10 @@ caf::actor connect_to_head(caf::actor_system& sys, const host_port& where,
     return gcs_unavailable_error("cannot reach the Prism head at " +
                                  address_of(where) + ": " + why);
   };
-  if (auto why = probe_peer(where, timeout); !why.empty())
-    throw fail(why);
-  caf::actor result;
-  std::string failure;
-  caf::scoped_actor self{sys};
-  self->request(sys.middleman().actor_handle(), timeout,
-                caf::connect_atom::value, where.host, where.port)
-      .receive(
-          [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
-              const std::set<std::string>&) {
-            result = caf::actor_cast<caf::actor>(std::move(ptr));
-          },
-          [&](caf::error& err) { failure = sys.render(err); });
+  std::string why;
+  auto result = dial_published(sys, where, timeout, why);
   if (!result)
-    throw fail(failure.empty() ? "it publishes no control store" : failure);
+    throw fail(why.empty() ? "it publishes no control store" : why);
   return result;
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <caf/io/middleman.hpp>
+#include <caf/scoped_actor.hpp>
 
 #include "cluster/shared_queue_policy.hpp"
 #include "prism/error.hpp"
@@ -57,6 +58,10 @@ host_port parse_host_port(const std::string& text, const std::string& what) {
     throw bad("has no valid port");
   result.port = static_cast<std::uint16_t>(value);
   return result;
+}
+
+std::string address_of(const host_port& where) {
+  return where.host + ":" + std::to_string(where.port);
 }
 
 bool is_loopback(const std::string& host) {
@@ -156,6 +161,24 @@ std::string probe_peer(const host_port& where,
     why = n == 0 ? "it closed the connection at once" : std::strerror(errno);
   }
   return why;
+}
+
+caf::actor dial_published(caf::actor_system& sys, const host_port& where,
+                          std::chrono::milliseconds timeout, std::string& why) {
+  why = probe_peer(where, timeout);
+  if (!why.empty())
+    return {};
+  caf::actor result;
+  caf::scoped_actor self{sys};
+  self->request(sys.middleman().actor_handle(), timeout,
+                caf::connect_atom::value, where.host, where.port)
+      .receive(
+          [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+              const std::set<std::string>&) {
+            result = caf::actor_cast<caf::actor>(std::move(ptr));
+          },
+          [&](caf::error& err) { why = sys.render(err); });
+  return result;
 }
 
 } // namespace prism::actors

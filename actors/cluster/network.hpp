@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
 namespace prism::actors {
@@ -47,6 +49,9 @@ struct host_port {
 /// `invalid_argument_error` naming `what` and the text otherwise.
 host_port parse_host_port(const std::string& text, const std::string& what);
 
+/// "HOST:PORT".
+std::string address_of(const host_port& where);
+
 /// Whether `host` names this machine's loopback interface only:
 /// "localhost", 127.0.0.0/8 or ::1.
 bool is_loopback(const std::string& host);
@@ -62,5 +67,12 @@ void require_loopback(const std::string& host);
 /// so every connect asks this first. Returns "" if it answered, else why not.
 std::string probe_peer(const host_port& where,
                        std::chrono::milliseconds timeout);
+
+/// Connects to the actor published at `where`: probes the peer first (a
+/// peer that accepts but never speaks would hang CAF's handshake), then
+/// asks the middleman, each within `timeout`. Returns the actor, or an
+/// invalid handle with `why` set. Blocks: not on a scheduler thread.
+caf::actor dial_published(caf::actor_system& sys, const host_port& where,
+                          std::chrono::milliseconds timeout, std::string& why);
 
 } // namespace prism::actors

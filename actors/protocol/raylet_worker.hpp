@@ -3,7 +3,11 @@
 // The conversation between a raylet and the workers of its pool.
 
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/atom.hpp>
 
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
@@ -29,6 +33,92 @@ struct worker_unblocked {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_unblocked& x) {
   return f(static_cast<unique_id&>(x.worker));
+}
+
+// -- worker processes ---------------------------------------------------------
+//
+// A raylet that runs its workers as processes starts each with a one-time
+// token and the address of the node's gate (an actor published for them
+// alone). The process says hello with the token and learns where it is,
+// starts its worker actor, and reports it ready; only then does it join
+// the pool.
+
+/// worker process -> gate -> raylet: the process started with `token` is
+/// up. Answered with a `worker_welcome`, or an error if the raylet gave
+/// out no such token or the process registered already.
+struct worker_hello {
+  std::string token;
+  std::int32_t pid = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_hello& x) {
+  return f(x.token, x.pid);
+}
+
+/// raylet -> worker process: who it is and whom it works for.
+struct worker_welcome {
+  worker_id worker;
+  node_id node;
+  job_id job;
+  caf::actor raylet;
+  caf::actor gcs;
+  std::uint64_t max_inline_bytes = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
+  return f(static_cast<unique_id&>(x.worker), static_cast<unique_id&>(x.node),
+           x.job, x.raylet, x.gcs, x.max_inline_bytes);
+}
+
+/// worker process -> gate -> raylet: its worker actor runs and takes
+/// tasks. Answered with true once it is in the pool, or an error.
+struct worker_ready {
+  std::string token;
+  caf::actor handle;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_ready& x) {
+  return f(x.token, x.handle);
+}
+
+/// launcher -> raylet (in its process): a worker process ended; `how`
+/// says how ("was killed by signal 11 (SIGSEGV)").
+struct worker_exited {
+  worker_id worker;
+  std::int32_t pid = 0;
+  std::string how;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_exited& x) {
+  return f(static_cast<unique_id&>(x.worker), x.pid, x.how);
+}
+
+/// raylet -> itself: the time a worker process had to register, or to
+/// exit after its connection dropped, is up.
+struct check_worker_process {
+  worker_id worker;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, check_worker_process& x) {
+  return f(static_cast<unique_id&>(x.worker));
+}
+
+/// raylet -> itself: time to stop idle worker processes above its CPUs.
+using reap_idle_atom = caf::atom_constant<caf::atom("reapidle")>;
+
+/// raylet -> gate: the raylet whose workers register through the gate.
+struct gate_target {
+  caf::actor raylet;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, gate_target& x) {
+  return f(x.raylet);
 }
 
 } // namespace prism::protocol

@@ -162,6 +162,7 @@ void request_lease(raylet_actor* self, protocol::lease_request& req) {
 
 void schedule(raylet_actor* self) {
   auto& st = self->state;
+  st.short_of_workers.clear();
   // A request leaves the queue once sent on, refused or granted.
   for (auto i = st.queue.begin(); i != st.queue.end();) {
     auto verdict = apply_affinity(self, *i);

@@ -27,8 +27,11 @@ void process_down(raylet_actor* self, const caf::down_msg& msg) {
   if (host_gone(self, msg.source))
     return;
   if (auto w = st.pool.find(msg.source)) {
-    worker_gone(self, w->id,
-                "the worker exited: " + self->system().render(msg.reason));
+    if (w->pid != 0)
+      worker_disconnected(self, *w);
+    else
+      worker_gone(self, w->id,
+                  "the worker exited: " + self->system().render(msg.reason));
   } else if (st.watched_owners.count(msg.source) > 0) {
     owner_gone(self, msg.source);
   }
@@ -37,8 +40,11 @@ void process_down(raylet_actor* self, const caf::down_msg& msg) {
 void go_down(raylet_actor* self, const caf::exit_msg& msg) {
   // Going down takes every worker of the node with it, and their owners.
   auto& st = self->state;
-  for (auto& id : st.pool.ids())
+  for (auto& id : st.pool.ids()) {
     kill_owner_of(self, id, msg.reason);
+    if (auto w = st.pool.find(id); w != nullptr && w->pid != 0)
+      st.cfg.launcher->kill(w->pid);
+  }
   for (auto& h : st.pool.handles())
     self->send_exit(h, msg.reason);
   for (auto& [addr, h] : self->state.hosts)
@@ -58,8 +64,14 @@ void start(raylet_actor* self, raylet_config cfg) {
   self->set_down_handler(
       [self](caf::down_msg& msg) { process_down(self, msg); });
   self->set_exit_handler([self](caf::exit_msg& msg) { go_down(self, msg); });
-  for (std::uint32_t i = 0; i < st.cfg.prestart_workers; ++i)
-    start_worker(self);
+  if (runs_processes(self)) {
+    // Processes start per job, on demand.
+    self->send(st.cfg.gate, protocol::gate_target{self_handle(self)});
+    reap_idle_workers(self);
+  } else {
+    for (std::uint32_t i = 0; i < st.cfg.prestart_workers; ++i)
+      start_worker(self);
+  }
   self->send(st.cfg.gcs, registration(self));
   self->send(st.cfg.gcs, protocol::watch_gcs{self_handle(self)});
 }
@@ -77,6 +89,17 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](const protocol::worker_unblocked& msg) {
         reclaim_cpu(self, msg.worker);
       },
+      [self](const protocol::worker_hello& msg) {
+        return worker_hello(self, msg);
+      },
+      [self](const protocol::worker_ready& msg) {
+        return worker_ready(self, msg);
+      },
+      [self](const protocol::worker_exited& msg) { worker_exited(self, msg); },
+      [self](const protocol::check_worker_process& msg) {
+        check_worker_process(self, msg.worker);
+      },
+      [self](protocol::reap_idle_atom) { reap_idle_workers(self); },
       [self](const protocol::kill_worker& msg) {
         return kill_worker(self, msg.worker, "killed by fault injection");
       },
@@ -124,6 +147,50 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
 
 caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg) {
   return sys.spawn(raylet_internal::raylet_behavior, std::move(cfg));
+}
+
+namespace {
+
+struct gate_state {
+  static inline const char* name = "worker_gate";
+  caf::actor raylet;
+};
+
+} // namespace
+
+caf::actor spawn_worker_gate(caf::actor_system& sys) {
+  // The logger is an argument: CAF 0.17 spawns a function without one
+  // through a null pointer.
+  auto gate = [](caf::stateful_actor<gate_state>* self,
+                 std::shared_ptr<spdlog::logger> log) -> caf::behavior {
+    install_default_handlers(self, log);
+    self->set_down_handler([self](caf::down_msg&) {
+      self->quit(caf::exit_reason::user_shutdown);
+    });
+    auto not_yet = [] {
+      return caf::make_error(caf::sec::request_receiver_down,
+                             "the node is not ready for workers");
+    };
+    return {
+        [self](protocol::gate_target& msg) {
+          self->state.raylet = std::move(msg.raylet);
+          self->monitor(self->state.raylet);
+        },
+        [self,
+         not_yet](protocol::worker_hello& msg) -> caf::result<caf::message> {
+          if (!self->state.raylet)
+            return not_yet();
+          return self->delegate(self->state.raylet, std::move(msg));
+        },
+        [self,
+         not_yet](protocol::worker_ready& msg) -> caf::result<caf::message> {
+          if (!self->state.raylet)
+            return not_yet();
+          return self->delegate(self->state.raylet, std::move(msg));
+        },
+    };
+  };
+  return sys.spawn(gate, component_logger("raylet"));
 }
 
 } // namespace prism::actors

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -10,6 +12,7 @@
 #include "owner/owner_directory.hpp"
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
+#include "raylet/process_launcher.hpp"
 #include "worker/executor.hpp"
 
 namespace prism::actors {
@@ -28,6 +31,25 @@ struct raylet_config {
   std::size_t max_inline_bytes = 100 * 1024;
   /// Threads that run actor methods on this node.
   std::shared_ptr<executor> actor_pool;
+
+  // -- worker processes -------------------------------------------------------
+
+  /// Set: the node's workers are processes this launcher starts, each bound
+  /// to one job from its start; not set: they are threads of this process.
+  std::shared_ptr<process_launcher> launcher;
+  /// What worker processes run: the job's program.
+  worker_program program;
+  /// The actor worker processes register through, and the address it is
+  /// published at ("127.0.0.1:PORT").
+  caf::actor gate;
+  std::string gate_address;
+  /// A worker process that has not registered this long after its start is
+  /// killed.
+  std::chrono::milliseconds worker_start_timeout{10000};
+  /// Idle worker processes above the node's CPUs go after this long.
+  std::chrono::milliseconds idle_worker_timeout{1000};
+  /// Worker processes starting at once; 0 is the node's CPUs (at least 1).
+  std::uint32_t max_starting_workers = 0;
 };
 
 /// Spawns the raylet of one node: it owns the node's resources and worker
@@ -36,5 +58,10 @@ struct raylet_config {
 /// worker dies, and hosts the actors the control store places on the node.
 /// Its workers and actors die with it.
 caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg);
+
+/// Spawns a gate for a raylet's worker processes: it passes their hellos
+/// and registrations to the raylet named by a `gate_target` message, and
+/// nothing else, and ends with that raylet.
+caf::actor spawn_worker_gate(caf::actor_system& sys);
 
 } // namespace prism::actors

@@ -34,6 +34,7 @@
 #include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/raylet_gcs.hpp"
+#include "protocol/raylet_worker.hpp"
 #include "protocol/status.hpp"
 #include "protocol/testing.hpp"
 #include "raylet/node_object_store.hpp"
@@ -100,6 +101,16 @@ struct raylet_state {
 
   /// The node's object store.
   node_object_store objects;
+
+  // -- worker processes -------------------------------------------------------
+
+  /// Per job, the requests of the current scheduling pass that found no
+  /// idle worker: the processes worth starting for it.
+  std::unordered_map<job_id, std::size_t> short_of_workers;
+  /// Per job, worker processes that ended before they registered, in a
+  /// row, and how the last one ended.
+  std::unordered_map<job_id, std::pair<std::uint32_t, std::string>>
+      failed_starts;
 };
 
 using raylet_actor = caf::stateful_actor<raylet_state>;
@@ -172,6 +183,45 @@ void owner_gone(raylet_actor* self, const caf::actor_addr& owner);
 
 /// A job ended: its idle workers stop.
 void finish_job(raylet_actor* self, job_id job);
+
+/// Stops a worker that is not leased: a thread ends, a process exits.
+void stop_idle_worker(raylet_actor* self, worker_pool::worker& w);
+
+// -- worker processes (worker_processes.cpp) ----------------------------------
+
+/// Whether the node's workers are processes.
+inline bool runs_processes(const raylet_actor* self) {
+  return self->state.cfg.launcher != nullptr;
+}
+
+/// Starts a worker process for `job` if the requests short of a worker
+/// call for one and the bounds allow it.
+void maybe_start_worker_process(raylet_actor* self, job_id job);
+
+/// A worker process says hello: its welcome, or an error.
+caf::result<protocol::worker_welcome>
+worker_hello(raylet_actor* self, const protocol::worker_hello& msg);
+
+/// A worker process reports its worker actor ready.
+caf::result<bool> worker_ready(raylet_actor* self,
+                               const protocol::worker_ready& msg);
+
+/// A worker process ended.
+void worker_exited(raylet_actor* self, const protocol::worker_exited& msg);
+
+/// A worker process's time to register, or to exit, is up.
+void check_worker_process(raylet_actor* self, const worker_id& id);
+
+/// The connection of a registered worker process dropped.
+void worker_disconnected(raylet_actor* self, worker_pool::worker& w);
+
+/// Kills a worker process (SIGKILL); its exit report says `why`.
+void kill_worker_process(raylet_actor* self, worker_pool::worker& w,
+                         const std::string& why);
+
+/// Stops idle worker processes above the node's CPUs that idled too long,
+/// and arms the next round.
+void reap_idle_workers(raylet_actor* self);
 
 // -- hosted actors (actor_hosting.cpp) ----------------------------------------
 

@@ -12,6 +12,70 @@ void worker_pool::add(worker w) {
   idle_.push_back(id);
 }
 
+void worker_pool::add_starting(worker w) {
+  auto id = w.id;
+  w.starting = true;
+  w.lease_id = 0;
+  workers_.emplace(id, std::move(w));
+}
+
+void worker_pool::registered(const worker_id& id, caf::actor handle) {
+  auto i = workers_.find(id);
+  if (i == workers_.end() || !i->second.starting)
+    return;
+  i->second.starting = false;
+  i->second.token.clear();
+  i->second.handle = std::move(handle);
+  i->second.idle_since = std::chrono::steady_clock::now();
+  idle_.push_back(id);
+}
+
+std::size_t worker_pool::starting(job_id job) const {
+  std::size_t n = 0;
+  for (auto& [id, w] : workers_)
+    n += w.starting && w.job == job ? 1 : 0;
+  return n;
+}
+
+std::size_t worker_pool::starting() const {
+  std::size_t n = 0;
+  for (auto& [id, w] : workers_)
+    n += w.starting ? 1 : 0;
+  return n;
+}
+
+namespace {
+
+// Compares tokens in time that depends on their length only.
+bool same_token(const std::string& x, const std::string& y) {
+  if (x.size() != y.size())
+    return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    diff |= static_cast<unsigned char>(x[i] ^ y[i]);
+  return diff == 0;
+}
+
+} // namespace
+
+worker_pool::worker* worker_pool::find_token(const std::string& token) {
+  worker* found = nullptr;
+  for (auto& [id, w] : workers_)
+    if (w.starting && !token.empty() && same_token(w.token, token))
+      found = &w;
+  return found;
+}
+
+std::vector<worker_pool::worker*> worker_pool::idle_oldest_first() {
+  std::vector<worker*> result;
+  for (auto& id : idle_)
+    result.push_back(&workers_.at(id));
+  std::stable_sort(result.begin(), result.end(), [](auto* x, auto* y) {
+    return x->idle_since < y->idle_since;
+  });
+  return result;
+}
+
 worker_pool::worker* worker_pool::pop(job_id job, std::uint64_t lease_id) {
   auto take = [&](auto pred) -> worker* {
     // Most recently idle first: its thread is most likely still warm.
@@ -36,6 +100,7 @@ void worker_pool::release(const worker_id& id) {
   if (i == workers_.end() || i->second.lease_id == 0)
     return;
   i->second.lease_id = 0;
+  i->second.idle_since = std::chrono::steady_clock::now();
   idle_.push_back(id);
 }
 
@@ -58,15 +123,15 @@ worker_pool::worker* worker_pool::idle_of_other_job(job_id job) {
   return nullptr;
 }
 
-std::vector<caf::actor> worker_pool::remove_idle_of(job_id job) {
-  std::vector<caf::actor> result;
+std::vector<worker_pool::worker> worker_pool::remove_idle_of(job_id job) {
+  std::vector<worker> result;
   std::vector<worker_id> ids;
   for (auto& id : idle_)
     if (workers_.at(id).job == job)
       ids.push_back(id);
   for (auto& id : ids)
     if (auto w = remove(id))
-      result.push_back(std::move(w->handle));
+      result.push_back(std::move(*w));
   return result;
 }
 
@@ -77,7 +142,7 @@ worker_pool::worker* worker_pool::find(const worker_id& id) {
 
 worker_pool::worker* worker_pool::find(const caf::actor_addr& addr) {
   for (auto& [id, w] : workers_)
-    if (w.handle.address() == addr)
+    if (w.handle && w.handle.address() == addr)
       return &w;
   return nullptr;
 }
@@ -85,7 +150,8 @@ worker_pool::worker* worker_pool::find(const caf::actor_addr& addr) {
 std::vector<caf::actor> worker_pool::handles() const {
   std::vector<caf::actor> result;
   for (auto& [id, w] : workers_)
-    result.push_back(w.handle);
+    if (w.handle)
+      result.push_back(w.handle);
   return result;
 }
 

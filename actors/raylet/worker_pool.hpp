@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -23,10 +25,43 @@ public:
     job_id job;
     /// The lease the worker serves; 0 while idle.
     std::uint64_t lease_id = 0;
+
+    // -- a worker process ----------------------------------------------------
+
+    /// Its pid; 0 for a worker thread of the raylet's process.
+    int pid = 0;
+    /// Started and not registered yet: `handle` is invalid, and it is not
+    /// idle.
+    bool starting = false;
+    /// The one-time token it registers with.
+    std::string token;
+    /// Its connection dropped; its exit report is due.
+    bool disconnected = false;
+    /// Why the raylet killed it, if it did: its exit report says this.
+    std::string killed_for;
+    /// When it last became idle.
+    std::chrono::steady_clock::time_point idle_since;
   };
 
-  /// Adds a started worker as idle and unbound.
+  /// Adds a started worker thread as idle and unbound.
   void add(worker w);
+
+  /// Adds a worker process that starts for the job `w.job`: it is not idle
+  /// until `registered`.
+  void add_starting(worker w);
+
+  /// A starting worker process registered with `handle`: it is idle now.
+  void registered(const worker_id& id, caf::actor handle);
+
+  /// Worker processes starting, of `job` or of any job.
+  std::size_t starting(job_id job) const;
+  std::size_t starting() const;
+
+  /// The starting worker process with `token`, or nullptr.
+  worker* find_token(const std::string& token);
+
+  /// The idle workers, the longest idle first.
+  std::vector<worker*> idle_oldest_first();
 
   /// Takes an idle worker of `job`, or else an idle unbound one, and binds
   /// it to `job` under `lease_id`. Returns nullptr if there is none.
@@ -42,8 +77,8 @@ public:
   /// new one can start; nullptr if none.
   worker* idle_of_other_job(job_id job);
 
-  /// Removes the idle workers bound to `job` and returns their handles.
-  std::vector<caf::actor> remove_idle_of(job_id job);
+  /// Removes the idle workers bound to `job` and returns them.
+  std::vector<worker> remove_idle_of(job_id job);
 
   worker* find(const worker_id& id);
 
@@ -54,6 +89,7 @@ public:
     return workers_.size();
   }
 
+  /// The handles of the workers that run (not the starting ones).
   std::vector<caf::actor> handles() const;
 
   /// Every worker's id.

@@ -13,27 +13,53 @@ worker_pool::worker* start_worker(raylet_actor* self) {
       self->system(), worker_config{id, st.cfg.node, self, st.cfg.gcs,
                                     st.cfg.directory, st.cfg.max_inline_bytes});
   self->monitor(handle);
-  st.pool.add(worker_pool::worker{id, handle, job_id{}, 0});
+  worker_pool::worker w;
+  w.id = id;
+  w.handle = handle;
+  st.pool.add(std::move(w));
   st.log->debug("started worker {}", id.hex());
   return st.pool.find(id);
 }
+
+namespace {
+
+// Makes room for a worker of `job` in a full pool: stops an idle worker of
+// another job. Returns whether the pool has room now.
+bool make_room(raylet_actor* self, job_id job) {
+  auto& st = self->state;
+  if (st.pool.size() < st.cfg.max_workers)
+    return true;
+  auto other = st.pool.idle_of_other_job(job);
+  if (other == nullptr)
+    return false;
+  auto victim = st.pool.remove(other->id);
+  stop_idle_worker(self, *victim);
+  return true;
+}
+
+} // namespace
 
 worker_pool::worker* take_worker(raylet_actor* self, job_id job,
                                  std::uint64_t lease_id) {
   auto& st = self->state;
   if (auto w = st.pool.pop(job, lease_id))
     return w;
-  if (st.pool.size() >= st.cfg.max_workers) {
-    // Make room: stop an idle worker of another job.
-    auto other = st.pool.idle_of_other_job(job);
-    if (other == nullptr)
-      return nullptr;
-    auto victim = st.pool.remove(other->id);
-    self->demonitor(victim->handle);
-    self->send_exit(victim->handle, caf::exit_reason::user_shutdown);
+  if (runs_processes(self)) {
+    // A process starts for the job and takes a lease once it registers.
+    if (make_room(self, job))
+      maybe_start_worker_process(self, job);
+    return nullptr;
   }
+  if (!make_room(self, job))
+    return nullptr;
   start_worker(self);
   return st.pool.pop(job, lease_id);
+}
+
+void stop_idle_worker(raylet_actor* self, worker_pool::worker& w) {
+  // A thread ends; a process's worker ends and the process exits.
+  self->demonitor(w.handle);
+  self->send_exit(w.handle, caf::exit_reason::user_shutdown);
 }
 
 // A worker dies as a crash would: its owner goes at once, even while the
@@ -69,6 +95,13 @@ bool kill_worker(raylet_actor* self, const worker_id& id,
   auto w = self->state.pool.find(id);
   if (w == nullptr)
     return false;
+  if (w->pid != 0) {
+    // Its owner lives in its process and dies with it.
+    auto pid = w->pid;
+    worker_gone(self, id, why);
+    self->state.cfg.launcher->kill(pid);
+    return true;
+  }
   auto handle = w->handle;
   self->demonitor(handle);
   worker_gone(self, id, why);
@@ -102,10 +135,8 @@ void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
 void finish_job(raylet_actor* self, job_id job) {
   // The job's idle workers go; workers still leased (to a detached
   // actor of the job) return to the pool and go with the next end.
-  for (auto& h : self->state.pool.remove_idle_of(job)) {
-    self->demonitor(h);
-    self->send_exit(h, caf::exit_reason::user_shutdown);
-  }
+  for (auto& w : self->state.pool.remove_idle_of(job))
+    stop_idle_worker(self, w);
 }
 
 } // namespace prism::actors::raylet_internal

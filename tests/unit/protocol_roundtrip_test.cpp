@@ -545,6 +545,43 @@ protocol::kill_worker sample(type_tag<protocol::kill_worker>,
   return {.worker = some_worker()};
 }
 
+protocol::worker_hello sample(type_tag<protocol::worker_hello>,
+                              const caf::actor&) {
+  return {.token = "0123456789abcdef", .pid = 4242};
+}
+
+protocol::worker_welcome sample(type_tag<protocol::worker_welcome>,
+                                const caf::actor& a) {
+  return {.worker = some_worker(),
+          .node = some_node(),
+          .job = job_id{7},
+          .raylet = a,
+          .gcs = a,
+          .max_inline_bytes = 102400};
+}
+
+protocol::worker_ready sample(type_tag<protocol::worker_ready>,
+                              const caf::actor& a) {
+  return {.token = "fedcba9876543210", .handle = a};
+}
+
+protocol::worker_exited sample(type_tag<protocol::worker_exited>,
+                               const caf::actor&) {
+  return {.worker = some_worker(),
+          .pid = 4243,
+          .how = "was killed by signal 11 (SIGSEGV)"};
+}
+
+protocol::check_worker_process sample(type_tag<protocol::check_worker_process>,
+                                      const caf::actor&) {
+  return {.worker = some_worker()};
+}
+
+protocol::gate_target sample(type_tag<protocol::gate_target>,
+                             const caf::actor& a) {
+  return {.raylet = a};
+}
+
 protocol::count_workers sample(type_tag<protocol::count_workers>,
                                const caf::actor&) {
   return {.unused = 1};

@@ -16,7 +16,23 @@ namespace prism {
 /// store, one node and its workers) inside this process. Throws
 /// `registration_error` if `PRISM_REMOTE` registrations conflicted,
 /// `invalid_argument_error` for a bad config, and `error` if already running.
+///
+/// In a worker process (see `is_worker_process`) it never returns: it
+/// serves as that worker, as `serve_if_worker` does. Call it first in
+/// `main`: what runs before it runs in every worker process too.
 void init(const config& cfg = {});
+
+/// Whether a raylet started this process as a worker process: it is the
+/// job's own program, run again with the environment variable
+/// PRISM_WORKER_TOKEN set (and PRISM_WORKER_GATE, where to register).
+bool is_worker_process() noexcept;
+
+/// In a worker process, serves as that worker and never returns: the
+/// process runs the tasks its raylet gives it and exits when the raylet
+/// stops it or dies. Elsewhere returns at once. `init` calls it first; call
+/// it yourself at the top of a `main` that cannot call `init` first (a test
+/// framework's, say).
+void serve_if_worker();
 
 /// Stops Prism and the embedded cluster, if any. Waits for running tasks to
 /// return. It is not an error if Prism is not running.

@@ -41,6 +41,19 @@ struct config {
   /// workers that are blocked in `get` and lent their CPU back.
   std::uint32_t max_workers_per_node = 256;
 
+  /// Whether the embedded cluster runs tasks in worker processes instead of
+  /// threads of this process: a task that crashes (a segfault, `abort`,
+  /// `exit`) then kills only its worker process, and its owner retries it.
+  /// Each worker process is this program run again, so `main` must call
+  /// `init` (or `serve_if_worker`) first; see README, "Worker processes".
+  /// The environment variable PRISM_WORKER_PROCESSES=1 turns it on too.
+  bool worker_processes = false;
+  /// A worker process that has not registered with its node this long
+  /// after it started is killed, and another is started.
+  std::uint32_t worker_start_timeout_ms = 10000;
+  /// Idle worker processes above a node's CPUs stop after this long.
+  std::uint32_t idle_worker_timeout_ms = 1000;
+
   /// Task results and `put` values larger than this many bytes are kept in
   /// the object store of a node (the one the task ran on, or the owner's),
   /// not in their owner's memory. Such an object is lost if its node dies,

@@ -1,0 +1,194 @@
+// Workers as processes: each is the job's own program, started in worker
+// mode with a one-time token, bound to that job for its life. It registers
+// through the node's gate, or is killed when its time to do so is up; it
+// exits when its raylet dies (its connection drops); idle ones above the
+// node's CPUs go after a while.
+
+#include <algorithm>
+#include <cmath>
+
+#include "raylet/raylet_state.hpp"
+#include "worker/worker_process.hpp"
+
+namespace prism::actors::raylet_internal {
+
+namespace {
+
+/// Worker processes of one job that end before they register, in a row,
+/// before the job's waiting requests are refused.
+constexpr std::uint32_t max_failed_starts = 3;
+
+std::size_t node_cpus(const raylet_actor* self) {
+  auto cpus = self->state.cfg.resources.quantity("CPU");
+  return static_cast<std::size_t>(std::max(1.0, std::ceil(cpus)));
+}
+
+std::size_t max_starting(const raylet_actor* self) {
+  auto n = self->state.cfg.max_starting_workers;
+  return n != 0 ? n : node_cpus(self);
+}
+
+// Refuses the job's waiting requests: its worker processes keep ending
+// before they register, and more of them would too.
+void refuse_job_requests(raylet_actor* self, job_id job,
+                         const std::string& how) {
+  auto& st = self->state;
+  detail::error_info err;
+  err.code = errc::worker_crashed;
+  err.message = "worker processes of this job end before they register (" +
+                std::to_string(max_failed_starts) + " in a row; the last one " +
+                how +
+                "); a program that runs Prism tasks must call prism::init "
+                "(or prism::serve_if_worker) first in main";
+  st.log->error("job {}: {}", job.value, err.message);
+  std::erase_if(st.queue, [&](const protocol::lease_request& r) {
+    if (r.job != job)
+      return false;
+    self->send(r.owner, protocol::lease_refused{r.request_id, err});
+    return true;
+  });
+}
+
+void start_failed(raylet_actor* self, job_id job, const std::string& how) {
+  auto& st = self->state;
+  auto& [count, last] = st.failed_starts[job];
+  last = how;
+  if (++count < max_failed_starts)
+    return;
+  st.failed_starts.erase(job);
+  refuse_job_requests(self, job, how);
+}
+
+} // namespace
+
+void maybe_start_worker_process(raylet_actor* self, job_id job) {
+  auto& st = self->state;
+  auto& wanted = st.short_of_workers[job];
+  ++wanted;
+  if (st.pool.starting(job) >= wanted ||
+      st.pool.starting() >= max_starting(self))
+    return;
+  worker_pool::worker w;
+  w.id = worker_id{unique_id::random()};
+  w.job = job;
+  w.token = unique_id::random().hex() + unique_id::random().hex();
+  auto raylet = self->address();
+  auto id = w.id;
+  try {
+    w.pid = st.cfg.launcher->launch(
+        st.cfg.program, worker_environment(w.token, st.cfg.gate_address),
+        [raylet, id](pid_t pid, const std::string& how) {
+          if (auto r = caf::actor_cast<caf::actor>(raylet))
+            caf::anon_send(r, protocol::worker_exited{id, pid, how});
+        });
+  } catch (const std::exception& e) {
+    st.log->error("cannot start a worker process: {}", e.what());
+    start_failed(self, job, std::string{"could not start: "} + e.what());
+    return;
+  }
+  st.log->debug("started worker process {} ({}) for job {}", w.pid, id.hex(),
+                job.value);
+  st.pool.add_starting(std::move(w));
+  self->delayed_send(self, st.cfg.worker_start_timeout,
+                     protocol::check_worker_process{id});
+}
+
+caf::result<protocol::worker_welcome>
+worker_hello(raylet_actor* self, const protocol::worker_hello& msg) {
+  auto& st = self->state;
+  auto w = st.pool.find_token(msg.token);
+  if (w == nullptr || (msg.pid != 0 && msg.pid != w->pid)) {
+    st.log->warn("refused a worker process (pid {}): unknown token", msg.pid);
+    return caf::make_error(caf::sec::request_receiver_down,
+                           "this node started no worker with that token");
+  }
+  return protocol::worker_welcome{w->id,      st.cfg.node,
+                                  w->job,     self_handle(self),
+                                  st.cfg.gcs, st.cfg.max_inline_bytes};
+}
+
+caf::result<bool> worker_ready(raylet_actor* self,
+                               const protocol::worker_ready& msg) {
+  auto& st = self->state;
+  auto w = st.pool.find_token(msg.token);
+  if (w == nullptr || !msg.handle)
+    return caf::make_error(caf::sec::request_receiver_down,
+                           "this node started no worker with that token");
+  auto id = w->id;
+  st.failed_starts.erase(w->job);
+  self->monitor(msg.handle);
+  st.pool.registered(id, msg.handle);
+  st.log->debug("worker process {} ({}) registered", w->pid, id.hex());
+  schedule(self);
+  return true;
+}
+
+void worker_exited(raylet_actor* self, const protocol::worker_exited& msg) {
+  auto& st = self->state;
+  auto w = st.pool.find(msg.worker);
+  if (w == nullptr || w->pid != msg.pid)
+    return; // Stopped or killed on purpose; already forgotten.
+  auto how = w->killed_for.empty() ? msg.how : w->killed_for;
+  if (w->starting) {
+    auto job = w->job;
+    st.log->warn("worker process {} {} before it registered", msg.pid, how);
+    st.pool.remove(msg.worker);
+    start_failed(self, job, how);
+    schedule(self);
+    return;
+  }
+  self->demonitor(w->handle);
+  worker_gone(self, msg.worker,
+              "its process (pid " + std::to_string(msg.pid) + ") " + how);
+}
+
+void check_worker_process(raylet_actor* self, const worker_id& id) {
+  auto& st = self->state;
+  auto w = st.pool.find(id);
+  if (w == nullptr || w->pid == 0)
+    return;
+  if (w->starting) {
+    // Its exit report logs it.
+    kill_worker_process(
+        self, *w,
+        "did not register within " +
+            std::to_string(st.cfg.worker_start_timeout.count()) +
+            " ms and was killed");
+  } else if (w->disconnected) {
+    kill_worker_process(self, *w, "lost its connection and was killed");
+  }
+}
+
+void worker_disconnected(raylet_actor* self, worker_pool::worker& w) {
+  // The process is dead or dying: its exit report, due any moment, says
+  // how; one that lingers is killed.
+  w.disconnected = true;
+  self->delayed_send(self, std::chrono::seconds{1},
+                     protocol::check_worker_process{w.id});
+}
+
+void kill_worker_process(raylet_actor* self, worker_pool::worker& w,
+                         const std::string& why) {
+  if (w.killed_for.empty())
+    w.killed_for = why;
+  self->state.cfg.launcher->kill(w.pid);
+}
+
+void reap_idle_workers(raylet_actor* self) {
+  auto& st = self->state;
+  auto cpus = node_cpus(self);
+  auto now = std::chrono::steady_clock::now();
+  auto live = st.pool.size();
+  for (auto* w : st.pool.idle_oldest_first()) {
+    if (live <= cpus || now - w->idle_since < st.cfg.idle_worker_timeout)
+      break;
+    st.log->debug("stopping idle worker process {}", w->pid);
+    auto gone = st.pool.remove(w->id);
+    stop_idle_worker(self, *gone);
+    --live;
+  }
+  self->delayed_send(self, st.cfg.idle_worker_timeout / 2,
+                     protocol::reap_idle_atom::value);
+}
+
+} // namespace prism::actors::raylet_internal

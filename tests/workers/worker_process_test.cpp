@@ -1,0 +1,282 @@
+// Tasks in worker processes: each task runs in a process of its own, so a
+// crash kills only that process, and its owner retries or reports it with
+// the signal or exit code and the function's name.
+
+#include <boost/test/unit_test.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+#include <prism/prism.hpp>
+#include <prism/testing.hpp>
+
+#include "worker_env.hpp"
+
+using namespace std::chrono_literals;
+
+namespace worker_test {
+
+int pid_here() {
+  return static_cast<int>(::getpid());
+}
+
+int square(int x) {
+  return x * x;
+}
+
+int crash_segv() {
+  std::raise(SIGSEGV);
+  return 0;
+}
+
+int crash_abort() {
+  std::abort();
+}
+
+int crash_exit() {
+  std::exit(3);
+}
+
+/// Aborts on its first run, returns 42 on a retry.
+int abort_first_attempt() {
+  if (prism::get_runtime_context().attempt == 0)
+    std::abort();
+  return 42;
+}
+
+/// Squares 1..n in tasks of their own and sums them.
+int sum_of_squares(int n) {
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 1; i <= n; ++i)
+    refs.push_back(prism::task(square).remote(i));
+  int sum = 0;
+  for (auto x : prism::get(refs))
+    sum += x;
+  return sum;
+}
+
+/// A value above the inline limit: it stays in the node's object store.
+std::string big_text(int size) {
+  return std::string(static_cast<std::size_t>(size), 'x');
+}
+
+std::size_t text_size(const std::string& text) {
+  return text.size();
+}
+
+/// Holds its worker for a while: runs that overlap need workers of their own.
+int pid_after(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+  return static_cast<int>(::getpid());
+}
+
+/// Runs `n` `pid_after` tasks while it waits in `get`: its CPU is lent to
+/// them, so more workers than CPUs run at once.
+std::vector<int> fan_out(int n) {
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 0; i < n; ++i)
+    refs.push_back(prism::task(pid_after).remote(300));
+  return prism::get(refs);
+}
+
+} // namespace worker_test
+
+PRISM_REMOTE(worker_test::pid_here);
+PRISM_REMOTE(worker_test::square);
+PRISM_REMOTE(worker_test::crash_segv);
+PRISM_REMOTE(worker_test::crash_abort);
+PRISM_REMOTE(worker_test::crash_exit);
+PRISM_REMOTE(worker_test::abort_first_attempt);
+PRISM_REMOTE(worker_test::sum_of_squares);
+PRISM_REMOTE(worker_test::big_text);
+PRISM_REMOTE(worker_test::text_size);
+PRISM_REMOTE(worker_test::pid_after);
+PRISM_REMOTE(worker_test::fan_out);
+
+namespace {
+
+using namespace worker_test;
+
+constexpr auto result_timeout = std::chrono::seconds{60};
+
+bool eventually(std::chrono::milliseconds timeout,
+                const std::function<bool()>& check) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!check()) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
+
+bool process_gone(int pid) {
+  return ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+/// The message of the error `get` throws for `ref`, if of type `E`.
+template <class E, class T>
+std::string error_of(const prism::object_ref<T>& ref) {
+  try {
+    prism::get(ref, result_timeout);
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string{"an error of another type: "} + e.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// An embedded cluster of 2 CPUs whose workers are processes. Sanitizers
+/// pass a worker's own signals through, as a build without them does.
+struct worker_processes {
+  explicit worker_processes(std::uint32_t start_timeout_ms = 10000) {
+    std::string asan = std::getenv("ASAN_OPTIONS") != nullptr
+                           ? std::getenv("ASAN_OPTIONS")
+                           : "";
+    ::setenv("ASAN_OPTIONS", (asan + ":handle_segv=0:handle_abort=0").c_str(),
+             1);
+    prism::config cfg;
+    cfg.num_cpus = 2;
+    cfg.worker_processes = true;
+    cfg.worker_start_timeout_ms = start_timeout_ms;
+    cfg.idle_worker_timeout_ms = 300;
+    prism::init(cfg);
+  }
+
+  ~worker_processes() {
+    prism::shutdown();
+    ::unsetenv(exit_before_init);
+    ::unsetenv(hang_before_init);
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(worker_processes_suite)
+
+BOOST_AUTO_TEST_CASE(tasks_run_in_processes_of_their_own) {
+  worker_processes cluster;
+  auto pid = prism::get(prism::task(pid_here).remote(), result_timeout);
+  BOOST_TEST(pid != pid_here());
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 0; i < 200; ++i)
+    refs.push_back(prism::task(square).remote(i));
+  long sum = 0;
+  for (auto x : prism::get(refs, result_timeout))
+    sum += x;
+  BOOST_TEST(sum == 2646700); // 0^2 + ... + 199^2
+}
+
+BOOST_AUTO_TEST_CASE(a_segfault_kills_only_its_worker_and_names_the_signal) {
+  worker_processes cluster;
+  auto message = error_of<prism::worker_crashed_error>(
+      prism::task(crash_segv).max_retries(0).remote());
+  BOOST_TEST(contains(message, "SIGSEGV"), message);
+  BOOST_TEST(contains(message, "crash_segv"), message);
+  // The driver and the node go on.
+  BOOST_TEST(prism::get(prism::task(square).remote(9), result_timeout) == 81);
+}
+
+BOOST_AUTO_TEST_CASE(abort_and_exit_are_crashes_of_the_worker) {
+  worker_processes cluster;
+  auto aborted = error_of<prism::worker_crashed_error>(
+      prism::task(crash_abort).max_retries(0).remote());
+  BOOST_TEST(contains(aborted, "SIGABRT"), aborted);
+  BOOST_TEST(contains(aborted, "crash_abort"), aborted);
+  auto exited = error_of<prism::worker_crashed_error>(
+      prism::task(crash_exit).max_retries(0).remote());
+  BOOST_TEST(contains(exited, "exited with code 3"), exited);
+  BOOST_TEST(contains(exited, "crash_exit"), exited);
+}
+
+BOOST_AUTO_TEST_CASE(a_crashed_task_is_retried_in_a_new_process) {
+  worker_processes cluster;
+  BOOST_TEST(
+      prism::get(prism::task(abort_first_attempt).max_retries(1).remote(),
+                 result_timeout) == 42);
+}
+
+BOOST_AUTO_TEST_CASE(tasks_in_worker_processes_submit_tasks) {
+  worker_processes cluster;
+  BOOST_TEST(prism::get(prism::task(sum_of_squares).remote(20),
+                        result_timeout) == 2870);
+}
+
+BOOST_AUTO_TEST_CASE(large_values_cross_between_driver_and_workers) {
+  worker_processes cluster;
+  constexpr int size = 3 * 1024 * 1024;
+  auto text = prism::get(prism::task(big_text).remote(size), result_timeout);
+  BOOST_TEST(text.size() == static_cast<std::size_t>(size));
+  auto ref = prism::put(std::string(size, 'y'));
+  BOOST_TEST(prism::get(prism::task(text_size).remote(ref), result_timeout) ==
+             static_cast<std::size_t>(size));
+}
+
+BOOST_AUTO_TEST_CASE(a_program_that_ends_before_init_is_reported) {
+  worker_processes cluster;
+  ::setenv(exit_before_init, "1", 1);
+  auto message =
+      error_of<prism::worker_crashed_error>(prism::task(square).remote(3));
+  BOOST_TEST(contains(message, "exited with code 7"), message);
+  BOOST_TEST(contains(message, "prism::init"), message);
+  ::unsetenv(exit_before_init);
+  BOOST_TEST(prism::get(prism::task(square).remote(3), result_timeout) == 9);
+}
+
+BOOST_AUTO_TEST_CASE(a_process_that_does_not_register_in_time_is_killed) {
+  worker_processes cluster{500};
+  ::setenv(hang_before_init, "1", 1);
+  auto message =
+      error_of<prism::worker_crashed_error>(prism::task(square).remote(3));
+  BOOST_TEST(contains(message, "did not register within 500 ms"), message);
+  ::unsetenv(hang_before_init);
+  BOOST_TEST(prism::get(prism::task(square).remote(4), result_timeout) == 16);
+}
+
+BOOST_AUTO_TEST_CASE(idle_workers_above_the_cpus_are_reaped) {
+  worker_processes cluster;
+  // A task blocked in get lends its CPU: six run at once on 2 CPUs.
+  auto pids = prism::get(prism::task(fan_out).remote(6), result_timeout);
+  BOOST_TEST(pids.size() == 6u);
+  BOOST_TEST(prism::testing::num_workers() > 2u);
+  BOOST_TEST(
+      eventually(10s, [] { return prism::testing::num_workers() <= 2u; }),
+      "workers left: " << prism::testing::num_workers());
+}
+
+BOOST_AUTO_TEST_CASE(a_finished_jobs_workers_go_and_none_serves_another_job) {
+  worker_processes cluster;
+  auto driver_pid = prism::get(prism::task(pid_here).remote(), result_timeout);
+  int other_pid = 0;
+  {
+    auto job = prism::client::connect();
+    other_pid = prism::get(job.task(pid_here).remote(), result_timeout);
+    // The job's worker is its own, not the default job's.
+    BOOST_TEST(other_pid != driver_pid);
+  }
+  BOOST_TEST(eventually(10s, [&] { return process_gone(other_pid); }));
+  BOOST_TEST(!process_gone(driver_pid));
+}
+
+BOOST_AUTO_TEST_CASE(worker_processes_end_with_their_node) {
+  int pid = 0;
+  {
+    worker_processes cluster;
+    pid = prism::get(prism::task(pid_here).remote(), result_timeout);
+    BOOST_TEST(!process_gone(pid));
+  }
+  BOOST_TEST(eventually(10s, [&] { return process_gone(pid); }));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
