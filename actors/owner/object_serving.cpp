@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "owner/owner_address.hpp"
 #include "owner/owner_state.hpp"
 
 namespace prism::actors::owner_internal {
@@ -17,6 +18,9 @@ namespace {
 
 /// How long a read from a live node's object store may take.
 constexpr auto pull_timeout = std::chrono::seconds{30};
+
+/// How long an object's owner may take to acknowledge a borrower.
+constexpr auto registration_timeout = std::chrono::seconds{30};
 
 protocol::object_reply make_reply(const object_id& id,
                                   const internal::memory_store::result& found) {
@@ -34,6 +38,19 @@ protocol::object_reply make_reply(const object_id& id,
     reply.ok = true;
     reply.result = found.val;
   }
+  return reply;
+}
+
+// The answer for a ref that carries no owner address.
+protocol::object_reply unaddressed_reply(const object_id& id,
+                                         const worker_id& owner) {
+  protocol::object_reply reply;
+  reply.id = id;
+  reply.error.code = errc::invalid_argument;
+  reply.error.message = "object " + id.hex() + " (owner " + owner.hex() +
+                        ") has a ref that carries no owner address: it was "
+                        "made up, or read from bytes outside the value that "
+                        "listed it";
   return reply;
 }
 
@@ -106,11 +123,24 @@ void object_arrived(owner_actor* self, protocol::object_reply& reply) {
 }
 
 void request_object(owner_actor* self, const object_id& id,
-                    const worker_id& owner) {
+                    const worker_id& owner,
+                    const detail::owner_address& address) {
   auto& st = self->state;
   if (!st.objects.fetching.emplace(id, owner).second)
     return;
-  auto handle = st.cfg.directory->find(owner);
+  // The ref's address, or the one this process's entry for it keeps.
+  auto& sys = self->system();
+  auto kept = st.cfg.store->owner_of(id).second;
+  auto handle = owner_at(sys, address);
+  if (!handle)
+    handle = owner_at(sys, kept);
+  if (!handle && !address && !kept) {
+    // No address to reach an owner by: the ref was made up, or read from
+    // bytes without the value that listed it. Answered as a message, as
+    // the adopter's answer would be.
+    self->send(self, unaddressed_reply(id, owner));
+    return;
+  }
   if (!handle) {
     ask_adopter(self, id, owner);
     return;
@@ -219,8 +249,24 @@ void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs) {
   for (const auto& r : refs) {
     if (r.owner == st.cfg.self)
       continue;
-    if (auto to = st.cfg.directory->find(r.owner))
+    if (auto to = owner_at(self->system(), r.address))
       self->send(to, protocol::remove_borrower{r.id, st.cfg.self, 1});
+  }
+}
+
+void register_borrowers(owner_actor* self, protocol::register_borrowers& msg) {
+  for (const auto& r : msg.refs) {
+    auto release = [self, id = r.id] { self->state.cfg.store->release(id); };
+    auto owner = owner_at(self->system(), r.address);
+    if (!owner) {
+      // Gone: no registration can keep the object alive now.
+      release();
+      continue;
+    }
+    self->request(owner, registration_timeout,
+                  protocol::add_borrower{r.id, msg.borrower, msg.handle, 1})
+        .then([release](bool) { release(); },
+              [release](caf::error&) { release(); });
   }
 }
 

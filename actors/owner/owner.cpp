@@ -76,7 +76,13 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](protocol::submit_task& msg) {
         submit(self, std::move(msg.spec), std::move(msg.held));
       },
-      [self](protocol::add_borrower& msg) { borrower_added(self, msg); },
+      [self](protocol::add_borrower& msg) {
+        borrower_added(self, msg);
+        return true;
+      },
+      [self](protocol::register_borrowers& msg) {
+        register_borrowers(self, msg);
+      },
       [self](const protocol::remove_borrower& msg) {
         borrower_removed(self, msg);
       },
@@ -87,7 +93,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
       [self](lease_idle_atom) { return_idle_leases(self); },
       [self](const protocol::fetch_object& msg) {
-        request_object(self, msg.id, msg.owner);
+        request_object(self, msg.id, msg.owner, msg.address);
       },
       [self](protocol::object_request& msg) { object_requested(self, msg); },
       [self](const protocol::read_object& msg) {

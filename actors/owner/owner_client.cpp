@@ -6,6 +6,7 @@
 
 #include "gcs/gcs_client.hpp"
 #include "owner/owner.hpp"
+#include "owner/owner_address.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -47,27 +48,27 @@ detail::value value_or_throw(internal::memory_store::result&& found) {
 // What the store's events become: registrations with the owners of the
 // objects this process borrows, sent from the thread that made the borrowed
 // entry (so that they reach the owner before anything this thread sends
-// later), and the frees the owner actor acts on.
-internal::memory_store::hook
-store_hook(const worker_id& self, std::shared_ptr<owner_directory> directory,
-           const caf::actor& owner) {
-  return [self, directory = std::move(directory),
-          weak = caf::actor_cast<caf::weak_actor_ptr>(owner)](
+// later) to the address the ref carries, and the frees the owner actor acts
+// on.
+internal::memory_store::hook store_hook(const worker_id& self,
+                                        const caf::actor& owner) {
+  return [self, weak = caf::actor_cast<caf::weak_actor_ptr>(owner)](
              const internal::memory_store::event& e) {
     using kind = internal::memory_store::event::kind;
     auto strong = weak.lock();
     if (!strong)
       return;
+    auto& sys = *strong->home_system;
     auto me = caf::actor_cast<caf::actor>(strong);
     if (e.what == kind::borrowed) {
-      if (auto to = directory->find(e.owner))
+      if (auto to = owner_at(sys, e.address))
         caf::anon_send(to, protocol::add_borrower{e.id, self, me, 1});
       return;
     }
     if (!e.location.nil() || e.report)
       caf::anon_send(me, protocol::object_freed{e.id});
     if (e.registrations > 0)
-      if (auto to = directory->find(e.owner))
+      if (auto to = owner_at(sys, e.address))
         caf::anon_send(to,
                        protocol::remove_borrower{e.id, self, e.registrations});
   };
@@ -86,12 +87,27 @@ const caf::actor& owner_client::owner_handle() {
     owner_ = spawn_owner(sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet,
                                             cfg_.store, cfg_.directory, routes_,
                                             cfg_.gcs});
-    cfg_.store->set_hook(store_hook(cfg_.self, cfg_.directory, owner_));
+    // Found by id, too, by an address read without a handle (a creation
+    // argument the control store kept over its restart).
+    sys_.registry().put(owner_->id(),
+                        caf::actor_cast<caf::strong_actor_ptr>(owner_));
+    own_address_ = address_of_owner(owner_);
+    cfg_.store->set_hook(store_hook(cfg_.self, owner_));
     cfg_.directory->add(cfg_.self, owner_);
     routes_->connect(owner_, cfg_.gcs);
     owner_started_ = true;
   });
   return owner_;
+}
+
+const detail::owner_address& owner_client::own_address() {
+  owner_handle();
+  return own_address_;
+}
+
+detail::ref_ptr owner_client::own_ref(const object_id& id) {
+  return std::make_shared<detail::ref_token>(id, cfg_.self, own_address(),
+                                             weak_from_this());
 }
 
 void owner_client::stop_owner() {
@@ -133,8 +149,7 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
   auto held = hold_args(spec.args);
   caf::anon_send(owner_handle(),
                  protocol::submit_task{std::move(spec), std::move(held)});
-  return std::make_shared<detail::ref_token>(result_id, cfg_.self,
-                                             weak_from_this());
+  return own_ref(result_id);
 }
 
 detail::ref_ptr owner_client::put(detail::value v) {
@@ -167,7 +182,7 @@ detail::ref_ptr owner_client::put(detail::value v) {
                                         sys_.render(failure) + ")");
     cfg_.store->add_remote(id, cfg_.node, inner);
   }
-  return std::make_shared<detail::ref_token>(id, cfg_.self, weak_from_this());
+  return own_ref(id);
 }
 
 detail::value owner_client::read_remote(const object_id& id,
@@ -202,9 +217,10 @@ detail::value owner_client::read_remote(const object_id& id,
   return std::move(reply->result);
 }
 
-void owner_client::ensure_fetch(const object_id& id, const worker_id& owner) {
+void owner_client::ensure_fetch(const object_id& id, const worker_id& owner,
+                                const detail::owner_address& address) {
   if (owner != cfg_.self)
-    caf::anon_send(owner_handle(), protocol::fetch_object{id, owner});
+    caf::anon_send(owner_handle(), protocol::fetch_object{id, owner, address});
 }
 
 void owner_client::on_block() {
@@ -221,8 +237,10 @@ void owner_client::on_unblock() {
   }
 }
 
-detail::value owner_client::get(const object_id& id, const worker_id& owner,
+detail::value owner_client::get(const detail::ref_token& ref,
                                 detail::wait_duration timeout) {
+  const auto& id = ref.id();
+  const auto& owner = ref.owner();
   auto deadline = deadline_of(timeout);
   auto found = cfg_.store->lookup(id);
   if (found.st == store_state::ready && !found.location.nil())
@@ -238,10 +256,10 @@ detail::value owner_client::get(const object_id& id, const worker_id& owner,
                                    " is unknown to its owner (freed or never "
                                    "made)");
     // A ref of another client: borrowed, for the length of this call.
-    hold(id, owner);
+    hold(id, owner, ref.address());
     borrowed.ids.push_back(id);
   }
-  ensure_fetch(id, owner);
+  ensure_fetch(id, owner, ref.address());
   {
     executor::blocking_scope blocking;
     on_block();
@@ -274,10 +292,10 @@ owner_client::wait(const std::vector<const detail::ref_token*>& refs,
     if (ref->owner() != cfg_.self) {
       if (cfg_.store->lookup(ref->id()).st == store_state::missing) {
         // A ref of another client: borrowed, for the length of this call.
-        hold(ref->id(), ref->owner());
+        hold(ref->id(), ref->owner(), ref->address());
         borrowed.ids.push_back(ref->id());
       }
-      ensure_fetch(ref->id(), ref->owner());
+      ensure_fetch(ref->id(), ref->owner(), ref->address());
     }
   }
   auto ready = cfg_.store->wait_many(ids, 0, deadline);
@@ -321,7 +339,9 @@ actor_id owner_client::create_actor(const std::string& factory,
   // only, so that it can create the actor again from its spec alone.
   for (auto& arg : args) {
     if (arg.by_ref) {
-      arg.inline_value = get(arg.ref, arg.owner, detail::wait_forever);
+      // A token of no runtime: it takes and drops no reference.
+      detail::ref_token ref{arg.ref, arg.owner, arg.address, {}};
+      arg.inline_value = get(ref, detail::wait_forever);
       arg.by_ref = false;
       for (const auto& r : arg.inline_value.refs)
         cfg_.store->pin(r.id);
@@ -380,8 +400,7 @@ owner_client::submit_actor_task(const actor_id& actor,
     caf::anon_send(owner,
                    protocol::resolve_actor_call{actor, tid, std::move(args)});
   }
-  return std::make_shared<detail::ref_token>(result_id, cfg_.self,
-                                             weak_from_this());
+  return own_ref(result_id);
 }
 
 std::optional<actor_id> owner_client::find_actor(const std::string& name,
@@ -435,20 +454,24 @@ std::vector<std::string> owner_client::kv_keys(const std::string& ns,
 }
 
 detail::ref_ptr owner_client::borrow(const object_id& id,
-                                     const worker_id& owner) {
-  hold(id, owner);
-  return std::make_shared<detail::ref_token>(id, owner, weak_from_this());
+                                     const worker_id& owner,
+                                     const detail::owner_address& address) {
+  hold(id, owner, address);
+  return std::make_shared<detail::ref_token>(id, owner, address,
+                                             weak_from_this());
 }
 
-void owner_client::hold(const object_id& id, const worker_id& owner) {
+void owner_client::hold(const object_id& id, const worker_id& owner,
+                        const detail::owner_address& address) {
   if (owner != cfg_.self)
     owner_handle(); // registers the borrow, and is watched by the owner
-  cfg_.store->borrow(id, owner);
+  cfg_.store->borrow(id, owner, address);
 }
 
 void owner_client::register_borrower(
     const std::vector<detail::contained_ref>& refs, const worker_id& to_id,
     const caf::actor& to) {
+  protocol::register_borrowers elsewhere{{}, to_id, to};
   for (const auto& r : refs) {
     if (r.owner == to_id)
       continue;
@@ -456,10 +479,14 @@ void owner_client::register_borrower(
       if (cfg_.store->add_borrower(r.id, to_id, 1))
         caf::anon_send(owner_handle(),
                        protocol::add_borrower{r.id, to_id, to, 0});
-    } else if (auto owner = cfg_.directory->find(r.owner)) {
-      caf::anon_send(owner, protocol::add_borrower{r.id, to_id, to, 1});
+    } else if (cfg_.store->add_ref(r.id)) {
+      // Held until its owner acknowledges the new borrower: the owner
+      // actor lets go of it then (see `register_borrowers`).
+      elsewhere.refs.push_back(r);
     }
   }
+  if (!elsewhere.refs.empty())
+    caf::anon_send(owner_handle(), std::move(elsewhere));
 }
 
 void owner_client::release_refs(

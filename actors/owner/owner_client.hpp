@@ -49,7 +49,7 @@ public:
 
   detail::ref_ptr put(detail::value v) override;
 
-  detail::value get(const object_id& id, const worker_id& owner,
+  detail::value get(const detail::ref_token& ref,
                     detail::wait_duration timeout) override;
 
   std::vector<bool> wait(const std::vector<const detail::ref_token*>& refs,
@@ -81,9 +81,11 @@ public:
   std::vector<std::string> kv_keys(const std::string& ns,
                                    const std::string& prefix) override;
 
-  detail::ref_ptr borrow(const object_id& id, const worker_id& owner) override;
+  detail::ref_ptr borrow(const object_id& id, const worker_id& owner,
+                         const detail::owner_address& address) override;
 
-  void hold(const object_id& id, const worker_id& owner) override;
+  void hold(const object_id& id, const worker_id& owner,
+            const detail::owner_address& address) override;
 
   void release(const object_id& id) override;
 
@@ -150,6 +152,10 @@ public:
   /// The owner actor, spawned on first use.
   const caf::actor& owner_handle();
 
+  /// The address of the owner actor (spawned on first use), which the refs
+  /// this client makes carry.
+  const detail::owner_address& own_address();
+
   /// Ends the owner actor if it was started: it shares fate with the worker
   /// or actor this client belongs to.
   void stop_owner();
@@ -179,7 +185,10 @@ private:
   /// argument value, and drops the references that encoding took; returns
   /// the objects held.
   std::vector<object_id> hold_args(const std::vector<detail::task_arg>& args);
-  void ensure_fetch(const object_id& id, const worker_id& owner);
+  void ensure_fetch(const object_id& id, const worker_id& owner,
+                    const detail::owner_address& address);
+  /// A new ref to one of this client's own objects.
+  detail::ref_ptr own_ref(const object_id& id);
   void on_block();
   void on_unblock();
   /// Reads one of this owner's objects kept in a node's store, through the
@@ -191,6 +200,7 @@ private:
   std::shared_ptr<actor_routes> routes_;
   std::once_flag owner_once_;
   caf::actor owner_;
+  detail::owner_address own_address_;
   std::atomic<bool> owner_started_{false};
   job_id job_;
   std::atomic<std::uint64_t> next_seq_{1};

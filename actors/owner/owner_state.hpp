@@ -226,11 +226,15 @@ void object_ready(owner_actor* self, const object_id& id);
 void object_arrived(owner_actor* self, protocol::object_reply& reply);
 /// Asks `owner` for `id`, once; the answer comes as an `object_reply`.
 void request_object(owner_actor* self, const object_id& id,
-                    const worker_id& owner);
+                    const worker_id& owner,
+                    const detail::owner_address& address);
 /// An owner this one fetched from is gone.
 void fetched_owner_gone(owner_actor* self, const worker_id& owner);
 /// Someone needs the value of `id`, kept in a node's store.
 void need_value(owner_actor* self, const object_id& id);
+/// Registers a borrower with the owners of refs a result hands it, and lets
+/// go of this process's holds on them as each owner acknowledges.
+void register_borrowers(owner_actor* self, protocol::register_borrowers& msg);
 /// Ends the registrations a result's worker made for this process.
 void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs);
 void borrower_added(owner_actor* self, protocol::add_borrower& msg);

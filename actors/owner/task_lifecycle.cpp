@@ -104,7 +104,7 @@ bool resolve_args(owner_actor* self, task_entry& t) {
     }
     wait_for_arg(self, t, arg.ref);
     if (arg.owner != st.cfg.self)
-      request_object(self, arg.ref, arg.owner);
+      request_object(self, arg.ref, arg.owner, arg.address);
   }
   return true;
 }

@@ -25,16 +25,17 @@ typename Inspector::result_type inspect(Inspector& f, submit_task& x) {
   return f(x.spec, x.held);
 }
 
-/// API thread -> its own owner: fetch a borrowed object from `owner` into
-/// the local memory store.
+/// API thread -> its own owner: fetch a borrowed object from `owner`, at
+/// `address`, into the local memory store.
 struct fetch_object {
   object_id id;
   worker_id owner;
+  detail::owner_address address;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fetch_object& x) {
-  return f(x.id, static_cast<unique_id&>(x.owner));
+  return f(x.id, static_cast<unique_id&>(x.owner), x.address);
 }
 
 /// API thread -> its own owner: resolve the ref arguments of an actor call,
@@ -79,7 +80,8 @@ typename Inspector::result_type inspect(Inspector& f, adopt_object& x) {
 /// borrower (or the worker that hands it a ref) -> object's owner: `borrower`,
 /// whose owner actor is `handle`, holds `n` more registrations for `id`. The
 /// object stays alive until they all end (`remove_borrower`) or the borrower
-/// dies. `n` 0 only asks the owner to watch the borrower.
+/// dies. `n` 0 only asks the owner to watch the borrower. Answered with
+/// true once counted (a sender that asks can let go of the ref then).
 struct add_borrower {
   object_id id;
   worker_id borrower;
@@ -90,6 +92,22 @@ struct add_borrower {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, add_borrower& x) {
   return f(x.id, static_cast<unique_id&>(x.borrower), x.handle, x.n);
+}
+
+/// API thread -> its own owner: register `borrower`, whose owner actor is
+/// `handle`, with the owners of `refs` (objects owned elsewhere, that a
+/// result handed to `borrower` contains). The API thread holds each of them
+/// once more for this; the owner lets go of each hold once the object's
+/// owner has acknowledged the registration, or cannot be reached.
+struct register_borrowers {
+  std::vector<detail::contained_ref> refs;
+  worker_id borrower;
+  caf::actor handle;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, register_borrowers& x) {
+  return f(x.refs, static_cast<unique_id&>(x.borrower), x.handle);
 }
 
 /// borrower -> object's owner: `n` registrations of `borrower` for `id` end

@@ -69,13 +69,14 @@ void memory_store::set_contains(entry& holder,
         continue;
       }
       e.owner = r.owner;
+      e.address = r.address;
       if (closed_) {
         e.st = state::ready;
         e.err = closed_;
       }
       if (how == arrival::fetched)
-        out.push_back(
-            event{event::kind::borrowed, r.id, r.owner, {}, false, 0});
+        out.push_back(event{
+            event::kind::borrowed, r.id, r.owner, r.address, {}, false, 0});
       e.registrations = 1;
     } else if (how == arrival::registered_by_sender && r.owner != self_) {
       ++e.registrations;
@@ -278,8 +279,9 @@ void memory_store::maybe_free(entry_map::iterator i, events& out) {
         e.borrowers.empty() && !e.pinned && e.waiters.empty()) {
       bool borrowed = !e.owner.nil() && e.registrations > 0;
       if (!e.location.nil() || e.report_free || borrowed)
-        out.push_back(event{event::kind::freed, i->first, e.owner, e.location,
-                            e.report_free, borrowed ? e.registrations : 0});
+        out.push_back(event{event::kind::freed, i->first, e.owner, e.address,
+                            e.location, e.report_free,
+                            borrowed ? e.registrations : 0});
       next.insert(next.end(), e.contains.begin(), e.contains.end());
       erase(i);
     }
@@ -295,13 +297,17 @@ void memory_store::maybe_free(entry_map::iterator i, events& out) {
   }
 }
 
-void memory_store::add_ref(const object_id& id) {
+bool memory_store::add_ref(const object_id& id) {
   std::lock_guard<std::mutex> guard{mu_};
-  if (auto i = entries_.find(id); i != entries_.end())
-    ++i->second.local_refs;
+  auto i = entries_.find(id);
+  if (i == entries_.end())
+    return false;
+  ++i->second.local_refs;
+  return true;
 }
 
-bool memory_store::borrow(const object_id& id, const worker_id& owner) {
+bool memory_store::borrow(const object_id& id, const worker_id& owner,
+                          const detail::owner_address& address) {
   std::lock_guard<std::mutex> guard{mu_};
   if (owner == self_) {
     if (auto i = entries_.find(id); i != entries_.end())
@@ -313,19 +319,32 @@ bool memory_store::borrow(const object_id& id, const worker_id& owner) {
   ++e.local_refs;
   if (added) {
     e.owner = owner;
+    e.address = address;
     e.registrations = 1;
     if (closed_) {
       e.st = state::ready;
       e.err = closed_;
     }
-    events out{event{event::kind::borrowed, id, owner, {}, false, 0}};
+    events out{event{event::kind::borrowed, id, owner, address, {}, false, 0}};
     emit(out);
   } else if (e.owner.nil() && e.registrations == 0 && !owner.nil() &&
              e.borrowers.empty()) {
     // A cache entry made before this process knew the owner.
     e.owner = owner;
+    e.address = address;
+  } else if (!e.address && address && e.owner == owner) {
+    e.address = address;
   }
   return added;
+}
+
+std::pair<worker_id, detail::owner_address>
+memory_store::owner_of(const object_id& id) const {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto i = entries_.find(id);
+  if (i == entries_.end())
+    return {};
+  return {i->second.owner, i->second.address};
 }
 
 namespace {

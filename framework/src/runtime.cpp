@@ -14,6 +14,7 @@ namespace {
 thread_local runtime* thread_runtime = nullptr;
 thread_local const actor_context* thread_actor = nullptr;
 thread_local ref_capture* thread_capture = nullptr;
+thread_local const ref_source* thread_source = nullptr;
 
 struct driver_slot {
   std::mutex mu;
@@ -71,11 +72,13 @@ void set_driver_runtime(std::shared_ptr<runtime> rt) {
 }
 
 ref_ptr borrow_ref(const object_id& id, const worker_id& owner) {
+  auto address = ref_source::address_of(id);
   if (auto rt = try_current_runtime())
-    return rt->borrow(id, owner);
+    return rt->borrow(id, owner, address);
   // Read outside a running Prism: the ref names the object but keeps no
   // reference count anywhere.
-  return std::make_shared<ref_token>(id, owner, std::weak_ptr<runtime>{});
+  return std::make_shared<ref_token>(id, owner, std::move(address),
+                                     std::weak_ptr<runtime>{});
 }
 
 ref_capture::ref_capture() noexcept : outer_(thread_capture) {
@@ -86,9 +89,10 @@ ref_capture::~ref_capture() {
   thread_capture = outer_;
 }
 
-void ref_capture::note(const object_id& id, const worker_id& owner) {
+void ref_capture::note(const object_id& id, const worker_id& owner,
+                       const owner_address& address) {
   if (thread_capture != nullptr)
-    thread_capture->refs_.push_back(contained_ref{id, owner});
+    thread_capture->refs_.push_back(contained_ref{id, owner, address});
 }
 
 std::vector<contained_ref> ref_capture::finish() {
@@ -103,8 +107,28 @@ std::vector<contained_ref> ref_capture::finish() {
               refs_.end());
   if (auto rt = try_current_runtime())
     for (const auto& r : refs_)
-      rt->hold(r.id, r.owner);
+      rt->hold(r.id, r.owner, r.address);
   return std::move(refs_);
+}
+
+ref_source::ref_source(const std::vector<contained_ref>& refs) noexcept
+    : outer_(thread_source), refs_(refs) {
+  thread_source = this;
+}
+
+ref_source::~ref_source() {
+  thread_source = outer_;
+}
+
+owner_address ref_source::address_of(const object_id& id) {
+  if (thread_source == nullptr)
+    return {};
+  // The list is sorted by id (see `ref_capture::finish`), but a value from
+  // another process is not trusted to be.
+  for (const auto& r : thread_source->refs_)
+    if (r.id == id)
+      return r.address;
+  return {};
 }
 
 void release_refs(const std::vector<contained_ref>& refs) {

@@ -166,8 +166,8 @@ BOOST_AUTO_TEST_CASE(a_borrowed_entry_registers_once_and_reports_its_end) {
   auto owner = some_worker();
   store.set_self(self);
   auto id = some_object(1);
-  BOOST_TEST(store.borrow(id, owner));
-  BOOST_TEST(!store.borrow(id, owner)); // a second local ref, no new entry
+  BOOST_TEST(store.borrow(id, owner, {}));
+  BOOST_TEST(!store.borrow(id, owner, {})); // a second local ref, no new entry
   BOOST_TEST(rec.count(event::kind::borrowed, id) == 1u);
   store.release(id);
   BOOST_TEST(rec.count(event::kind::freed, id) == 0u);

@@ -219,6 +219,22 @@ BOOST_AUTO_TEST_CASE(object_messages_roundtrip) {
   auto carried = roundtrip(sys, protocol::object_reply{id, true, nested, {}});
   BOOST_TEST(carried.result.refs.size() == 1u);
   BOOST_TEST((carried.result.refs.at(0) == detail::contained_ref{id, owner}));
+  // So do their owners' addresses, which name the owner actor again.
+  detail::owner_address address;
+  auto ptr = caf::actor_cast<caf::strong_actor_ptr>(a);
+  address.actor.reset(ptr.get());
+  address.aid = ptr->id();
+  address.nid = ptr->node();
+  nested.refs.at(0).address = address;
+  auto addressed = roundtrip(sys, protocol::object_reply{id, true, nested, {}});
+  BOOST_TEST((caf::actor_cast<caf::actor>(
+                  addressed.result.refs.at(0).address.lock()) == a));
+  auto fetch_at = roundtrip(sys, protocol::fetch_object{id, owner, address});
+  BOOST_TEST((fetch_at.address == address));
+  auto registered =
+      roundtrip(sys, protocol::register_borrowers{nested.refs, owner, a});
+  BOOST_TEST((registered.refs == nested.refs));
+  BOOST_TEST((registered.handle == a));
   caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
@@ -505,6 +521,11 @@ protocol::submit_task sample(type_tag<protocol::submit_task>,
 protocol::fetch_object sample(type_tag<protocol::fetch_object>,
                               const caf::actor&) {
   return {.id = some_object(), .owner = some_worker()};
+}
+
+protocol::register_borrowers sample(type_tag<protocol::register_borrowers>,
+                                    const caf::actor& a) {
+  return {.refs = some_value().refs, .borrower = some_worker(), .handle = a};
 }
 
 protocol::object_request sample(type_tag<protocol::object_request>,

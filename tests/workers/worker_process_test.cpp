@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 #include <prism/prism.hpp>
 #include <prism/testing.hpp>
@@ -85,8 +87,39 @@ std::vector<int> fan_out(int n) {
   return prism::get(refs);
 }
 
+/// Gets each ref itself: refs nested in a value reach a worker process with
+/// their owner's address.
+int sum_refs(std::vector<prism::object_ref<int>> refs) {
+  int sum = 0;
+  for (const auto& ref : refs)
+    sum += prism::get(ref, std::chrono::seconds{60});
+  return sum;
+}
+
+/// Puts a value in the worker's process, which owns it, and returns the ref.
+prism::object_ref<int> put_here(int x) {
+  return prism::put(x);
+}
+
+/// Hands the refs it was given back inside its result: their owner learns
+/// of the new borrower before this worker lets go of them.
+std::vector<prism::object_ref<int>>
+hand_back(std::vector<prism::object_ref<int>> refs) {
+  return refs;
+}
+
+/// Puts a value and returns the ref together with the pid of the process
+/// that owns it.
+std::pair<int, prism::object_ref<int>> put_and_say_where(int x) {
+  return {static_cast<int>(::getpid()), prism::put(x)};
+}
+
 } // namespace worker_test
 
+PRISM_REMOTE(worker_test::sum_refs);
+PRISM_REMOTE(worker_test::put_here);
+PRISM_REMOTE(worker_test::hand_back);
+PRISM_REMOTE(worker_test::put_and_say_where);
 PRISM_REMOTE(worker_test::pid_here);
 PRISM_REMOTE(worker_test::square);
 PRISM_REMOTE(worker_test::crash_segv);
@@ -221,6 +254,56 @@ BOOST_AUTO_TEST_CASE(large_values_cross_between_driver_and_workers) {
   auto ref = prism::put(std::string(size, 'y'));
   BOOST_TEST(prism::get(prism::task(text_size).remote(ref), result_timeout) ==
              static_cast<std::size_t>(size));
+}
+
+BOOST_AUTO_TEST_CASE(refs_inside_values_reach_their_owner_from_a_worker) {
+  worker_processes cluster;
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 1; i <= 5; ++i)
+    refs.push_back(prism::put(i));
+  for (int i = 6; i <= 10; ++i)
+    refs.push_back(prism::task(square).remote(i));
+  // 1..5 plus 6^2..10^2.
+  BOOST_TEST(prism::get(prism::task(sum_refs).remote(refs), result_timeout) ==
+             15 + 330);
+}
+
+BOOST_AUTO_TEST_CASE(a_ref_owned_by_a_worker_process_is_read_by_the_driver) {
+  worker_processes cluster;
+  auto inner = prism::get(prism::task(put_here).remote(41), result_timeout);
+  BOOST_TEST(prism::get(inner, result_timeout) == 41);
+  // And by another task, in whatever process it runs.
+  BOOST_TEST(prism::get(prism::task(sum_refs).remote(
+                            std::vector<prism::object_ref<int>>{inner}),
+                        result_timeout) == 41);
+}
+
+BOOST_AUTO_TEST_CASE(refs_handed_back_by_a_worker_outlive_its_hold) {
+  worker_processes cluster;
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 0; i < 20; ++i)
+    refs.push_back(prism::put(i));
+  auto back = prism::task(hand_back).remote(refs);
+  // The driver's own refs go: only the handed-back copies keep the objects.
+  refs.clear();
+  auto returned = prism::get(back, result_timeout);
+  int sum = 0;
+  for (const auto& r : returned)
+    sum += prism::get(r, result_timeout);
+  BOOST_TEST(sum == 190);
+}
+
+BOOST_AUTO_TEST_CASE(borrowers_get_owner_died_when_the_owning_process_dies) {
+  worker_processes cluster;
+  auto [pid, inner] =
+      prism::get(prism::task(put_and_say_where).remote(5), result_timeout);
+  BOOST_REQUIRE(pid != pid_here());
+  ::kill(pid, SIGKILL);
+  BOOST_TEST(eventually(10s, [pid = pid] { return process_gone(pid); }));
+  auto started = std::chrono::steady_clock::now();
+  auto message = error_of<prism::owner_died_error>(inner);
+  BOOST_TEST(contains(message, "died"), message);
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 10s));
 }
 
 BOOST_AUTO_TEST_CASE(a_program_that_ends_before_init_is_reported) {

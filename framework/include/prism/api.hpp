@@ -65,7 +65,7 @@ template <class T>
 T get(const object_ref<T>& ref,
       std::chrono::milliseconds timeout = detail::wait_forever) {
   detail::require_valid(ref.token());
-  auto v = detail::current_runtime().get(ref.id(), ref.owner(), timeout);
+  auto v = detail::current_runtime().get(*ref.token(), timeout);
   if constexpr (std::is_void_v<T>) {
     if (v.tag != detail::void_tag)
       detail::throw_type_mismatch(detail::void_tag, v.tag, "object");

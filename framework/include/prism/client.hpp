@@ -66,7 +66,7 @@ public:
   T get(const object_ref<T>& ref,
         std::chrono::milliseconds timeout = detail::wait_forever) const {
     detail::require_valid(ref.token());
-    auto v = live().get(ref.id(), ref.owner(), timeout);
+    auto v = live().get(*ref.token(), timeout);
     if constexpr (!std::is_void_v<T>)
       return detail::decode<T>(v, "object");
   }

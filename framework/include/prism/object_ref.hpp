@@ -58,10 +58,12 @@ public:
         owner = x.owner();
       }
     }
+    // The bytes keep the id and the owner; the owner's address goes in the
+    // value's list of refs, which travels in messages (see `owner_address`).
     return f(id, static_cast<unique_id&>(owner),
              caf::meta::save_callback([&]() -> caf::error {
                if (!id.nil())
-                 detail::ref_capture::note(id, owner);
+                 detail::ref_capture::note(id, owner, x.token_->address());
                return caf::none;
              }),
              caf::meta::load_callback([&]() -> caf::error {

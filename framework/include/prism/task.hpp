@@ -53,6 +53,7 @@ task_arg make_task_arg(A&& x) {
     arg.by_ref = true;
     arg.ref = x.id();
     arg.owner = x.owner();
+    arg.address = x.token()->address();
     return arg;
   } else {
     static_assert(std::is_constructible_v<D, A&&>,

@@ -41,13 +41,16 @@ struct task_arg {
   value inline_value;
   object_id ref;
   worker_id owner;
+  /// Where `owner` is (by-ref arguments).
+  owner_address address;
 
   friend bool operator==(const task_arg&, const task_arg&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_arg& x) {
-  return f(x.by_ref, x.inline_value, x.ref, static_cast<unique_id&>(x.owner));
+  return f(x.by_ref, x.inline_value, x.ref, static_cast<unique_id&>(x.owner),
+           x.address);
 }
 
 /// Options a caller sets on a task.
@@ -116,8 +119,10 @@ class runtime;
 /// away drops it, which lets the owner free the object.
 class ref_token {
 public:
-  ref_token(object_id id, worker_id owner, std::weak_ptr<runtime> rt)
-      : id_(id), owner_(owner), runtime_(std::move(rt)) {}
+  ref_token(object_id id, worker_id owner, owner_address address,
+            std::weak_ptr<runtime> rt)
+      : id_(id), owner_(owner), address_(std::move(address)),
+        runtime_(std::move(rt)) {}
 
   ~ref_token();
 
@@ -132,9 +137,15 @@ public:
     return owner_;
   }
 
+  /// Where the owner is; empty for a ref read outside a running Prism.
+  const owner_address& address() const noexcept {
+    return address_;
+  }
+
 private:
   object_id id_;
   worker_id owner_;
+  owner_address address_;
   std::weak_ptr<runtime> runtime_;
 };
 
@@ -155,9 +166,9 @@ public:
   /// Stores `v` as a new object owned by this runtime.
   virtual ref_ptr put(value v) = 0;
 
-  /// Returns the object's value, or throws its error, or `timeout_error`.
-  virtual value get(const object_id& id, const worker_id& owner,
-                    wait_duration timeout) = 0;
+  /// Returns the value of the object `ref` names, or throws its error, or
+  /// `timeout_error`.
+  virtual value get(const ref_token& ref, wait_duration timeout) = 0;
 
   /// Waits until `num_returns` of `refs` are ready or `timeout` passes, and
   /// returns which are ready.
@@ -200,12 +211,15 @@ public:
   virtual std::vector<std::string> kv_keys(const std::string& ns,
                                            const std::string& prefix) = 0;
 
-  /// Makes a reference for an object that arrived inside a value.
-  virtual ref_ptr borrow(const object_id& id, const worker_id& owner) = 0;
+  /// Makes a reference for an object that arrived inside a value; its
+  /// owner is `owner`, reached at `address`.
+  virtual ref_ptr borrow(const object_id& id, const worker_id& owner,
+                         const owner_address& address) = 0;
 
   /// Adds a local reference to an object that a value being encoded
   /// contains (see `ref_capture::finish`); dropped with `release`.
-  virtual void hold(const object_id& id, const worker_id& owner) = 0;
+  virtual void hold(const object_id& id, const worker_id& owner,
+                    const owner_address& address) = 0;
 
   /// Drops one local reference (called by `ref_token`).
   virtual void release(const object_id& id) = 0;
@@ -230,7 +244,9 @@ void set_thread_runtime(runtime* rt) noexcept;
 /// Sets the driver's runtime, or clears it with nullptr.
 void set_driver_runtime(std::shared_ptr<runtime> rt);
 
-/// Makes a reference for an object that was just read from bytes.
+/// Makes a reference for an object that was just read from bytes; its
+/// owner's address is the one the value being decoded lists (see
+/// `ref_source`).
 ref_ptr borrow_ref(const object_id& id, const worker_id& owner);
 
 /// Drops the local references that encoding took on `refs` (see

@@ -6,8 +6,12 @@
 #include <typeinfo>
 #include <vector>
 
+#include <caf/actor_control_block.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
+#include <caf/meta/load_callback.hpp>
+#include <caf/meta/save_callback.hpp>
+#include <caf/none.hpp>
 
 #include "prism/error.hpp"
 #include "prism/ids.hpp"
@@ -42,18 +46,76 @@ std::uint64_t type_tag() {
   }
 }
 
-/// An object ref written inside a value: the object, and the worker that
-/// owns it.
+/// Where the owner of an object can be reached from any process: its owner
+/// actor. A ref carries it, so a process that receives a ref needs no
+/// lookup to reach the owner. Inside Prism's messages its reader makes a
+/// handle of it (a proxy, for another process). Bytes written without an
+/// actor system (a value's own bytes, a record in the control store) keep
+/// only the actor's id and node: an owner in the reading process is found
+/// again by id, one elsewhere is unreachable. Weak: an address keeps no
+/// owner alive.
+struct owner_address {
+  /// The owner actor, once a handle was made.
+  caf::weak_actor_ptr actor;
+  /// Its id and node; 0 for no address (a ref made up, or read from bytes
+  /// without its value).
+  caf::actor_id aid = 0;
+  caf::node_id nid;
+
+  /// The owner actor, or nullptr if no handle was made or it is gone.
+  caf::strong_actor_ptr lock() const noexcept {
+    return actor.lock();
+  }
+
+  /// Whether it names an owner (that may be gone since).
+  explicit operator bool() const noexcept {
+    return aid != 0;
+  }
+
+  friend bool operator==(const owner_address& x,
+                         const owner_address& y) noexcept {
+    return x.aid == y.aid && x.nid == y.nid;
+  }
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, owner_address& x) {
+  auto* ctx = caf::context_of(&f);
+  auto load = [&]() -> caf::error {
+    x.actor.reset();
+    if (x.aid == 0 || ctx == nullptr)
+      return caf::none;
+    caf::strong_actor_ptr strong;
+    if (auto err = caf::load_actor(strong, ctx, x.aid, x.nid))
+      return err;
+    x.actor.reset(strong.get());
+    return caf::none;
+  };
+  auto save = [&]() -> caf::error {
+    // A local actor is registered, so that messages to it from other
+    // processes find it.
+    auto strong = x.actor.lock();
+    if (!strong || ctx == nullptr)
+      return caf::none;
+    return caf::save_actor(strong, ctx, x.aid, x.nid);
+  };
+  return f(x.aid, x.nid, caf::meta::load_callback(load),
+           caf::meta::save_callback(save));
+}
+
+/// An object ref written inside a value: the object, the worker that owns
+/// it, and where that owner is.
 struct contained_ref {
   object_id id;
   worker_id owner;
+  owner_address address;
 
   friend bool operator==(const contained_ref&, const contained_ref&) = default;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, contained_ref& x) {
-  return f(x.id, static_cast<unique_id&>(x.owner));
+  return f(x.id, static_cast<unique_id&>(x.owner), x.address);
 }
 
 /// A serialized value together with the tag of the type it was written as.
@@ -111,7 +173,8 @@ public:
   ref_capture& operator=(const ref_capture&) = delete;
 
   /// Notes a ref being written (called by `object_ref`'s `inspect`).
-  static void note(const object_id& id, const worker_id& owner);
+  static void note(const object_id& id, const worker_id& owner,
+                   const owner_address& address);
 
   /// The refs written, each once. The calling thread's runtime takes a
   /// local reference on each: the value keeps them alive until whoever
@@ -121,6 +184,26 @@ public:
 private:
   ref_capture* outer_;
   std::vector<contained_ref> refs_;
+};
+
+/// Names, while it lives, the refs of the value being decoded on this
+/// thread, so that a ref read from its bytes finds its owner's address
+/// (see `decode`). Scopes nest: an inner one hides the outer one.
+class ref_source {
+public:
+  explicit ref_source(const std::vector<contained_ref>& refs) noexcept;
+  ~ref_source();
+
+  ref_source(const ref_source&) = delete;
+  ref_source& operator=(const ref_source&) = delete;
+
+  /// The address the value being decoded lists for `id`'s owner; empty if
+  /// it lists none (or nothing is being decoded).
+  static owner_address address_of(const object_id& id);
+
+private:
+  const ref_source* outer_;
+  const std::vector<contained_ref>& refs_;
 };
 
 /// Serializes `x` through its `inspect()` overload. The refs written into
@@ -143,6 +226,7 @@ T decode(const value& v, const char* where = "value") {
   if (v.tag != type_tag<T>())
     throw_type_mismatch(type_tag<T>(), v.tag, where);
   T result{};
+  ref_source source{v.refs};
   static const byte_buffer empty;
   const auto& buf = v.bytes ? *v.bytes : empty;
   caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr), buf};

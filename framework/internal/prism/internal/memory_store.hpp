@@ -62,6 +62,8 @@ public:
     kind what = kind::freed;
     object_id id;
     worker_id owner;
+    /// Where `owner` is.
+    detail::owner_address address;
     node_id location;
     bool report = false;
     std::int32_t registrations = 0;
@@ -147,13 +149,21 @@ public:
   std::vector<bool> wait_many(const std::vector<object_id>& ids, std::size_t k,
                               clock::time_point deadline);
 
-  /// Adds a local reference; creates no entry.
-  void add_ref(const object_id& id);
+  /// Adds a local reference; creates no entry. Returns whether there was an
+  /// entry to add it to.
+  bool add_ref(const object_id& id);
 
-  /// Adds a local reference to an object owned by `owner`. An object owned
-  /// elsewhere that has no entry here gets a pending one, registered with
-  /// its owner (event `borrowed`). Returns whether the entry was made.
-  bool borrow(const object_id& id, const worker_id& owner);
+  /// Adds a local reference to an object owned by `owner`, reached at
+  /// `address`. An object owned elsewhere that has no entry here gets a
+  /// pending one, registered with its owner (event `borrowed`). Returns
+  /// whether the entry was made.
+  bool borrow(const object_id& id, const worker_id& owner,
+              const detail::owner_address& address);
+
+  /// The owner of a borrowed object and where it is; a nil owner if the
+  /// object has no entry here or is owned here.
+  std::pair<worker_id, detail::owner_address>
+  owner_of(const object_id& id) const;
 
   /// Counts `n` registrations of `borrower` for one of this store's own
   /// objects. Returns false if the object is gone.
@@ -224,6 +234,7 @@ private:
     /// Borrowed entries: the owner, and this process's registrations with
     /// it. Nil for an object owned here.
     worker_id owner;
+    detail::owner_address address;
     std::int32_t registrations = 0;
     /// Own objects: the processes that borrow it, with their registrations.
     std::vector<std::pair<worker_id, std::int32_t>> borrowers;
