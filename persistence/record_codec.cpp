@@ -122,6 +122,11 @@ std::string encode(const job_record& r) {
   m.set_ns(r.ns);
   m.set_finished(r.finished);
   m.set_start_ms(r.start_ms);
+  m.set_program_path(r.program_path);
+  for (const auto& arg : r.program_args)
+    m.add_program_args(arg);
+  m.set_program_sha256(r.program_sha256);
+  m.set_program_size(r.program_size);
   return serialize(m);
 }
 
@@ -170,6 +175,10 @@ decoded decode(std::string_view bytes, job_record& out, std::string& why) {
   out.ns = m.ns();
   out.finished = m.finished();
   out.start_ms = m.start_ms();
+  out.program_path = m.program_path();
+  out.program_args.assign(m.program_args().begin(), m.program_args().end());
+  out.program_sha256 = m.program_sha256();
+  out.program_size = m.program_size();
   return decoded::ok;
 }
 

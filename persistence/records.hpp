@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <prism/ids.hpp>
 
@@ -19,6 +20,13 @@ struct job_record {
   bool finished = false;
   /// When the job started, in milliseconds since the Unix epoch.
   std::int64_t start_ms = 0;
+  /// The program its worker processes run: path and arguments on the
+  /// driver's host, SHA-256 (hex) and size of its bytes. Empty for a job
+  /// whose driver runs in the process of the cluster.
+  std::string program_path;
+  std::vector<std::string> program_args;
+  std::string program_sha256;
+  std::uint64_t program_size = 0;
 
   friend bool operator==(const job_record&, const job_record&) = default;
 };

@@ -22,6 +22,7 @@ packages=(
   libcli11-dev
   nlohmann-json3-dev
   libjemalloc-dev
+  libssl-dev
   clang-format
 )
 

@@ -84,7 +84,7 @@ void cluster_process::start_actor_system() {
 
 std::pair<node_id, caf::actor> cluster_process::start_raylet_here() const {
   return start_raylet(*sys_, opts_.cfg, opts_.cfg.resources, endpoint_,
-                      directory_, actor_pool_);
+                      directory_, actor_pool_, worker_kind::job_programs);
 }
 
 std::unique_ptr<cluster_process>

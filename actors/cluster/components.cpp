@@ -11,6 +11,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "cluster/network.hpp"
+#include "common/program_file.hpp"
 
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_storage.hpp"
@@ -139,7 +140,7 @@ std::pair<node_id, caf::actor>
 start_raylet(caf::actor_system& sys, const config& cfg,
              const resource_map& resources, caf::actor gcs,
              std::shared_ptr<owner_directory> directory,
-             std::shared_ptr<executor> actor_pool) {
+             std::shared_ptr<executor> actor_pool, worker_kind workers) {
   raylet_config rc;
   rc.node = node_id{unique_id::random()};
   rc.resources = internal::resource_set{node_resources(cfg, resources)};
@@ -150,10 +151,23 @@ start_raylet(caf::actor_system& sys, const config& cfg,
   rc.max_workers = cfg.max_workers_per_node;
   rc.max_inline_bytes = cfg.max_inline_object_bytes;
   rc.actor_pool = std::move(actor_pool);
-  if (cfg.worker_processes)
+  if (workers == worker_kind::job_programs)
+    use_worker_processes(sys, cfg, rc, worker_program{});
+  else if (cfg.worker_processes)
     use_worker_processes(sys, cfg, rc, this_program());
   auto node = rc.node;
   return {node, spawn_raylet(sys, std::move(rc))};
+}
+
+protocol::job_program this_job_program() {
+  static const protocol::job_program program = [] {
+    auto self = this_program();
+    // The running image, even if the file at its path was replaced since.
+    auto digest = digest_file("/proc/self/exe");
+    return protocol::job_program{self.path, self.argv, digest.sha256,
+                                 digest.size};
+  }();
+  return program;
 }
 
 void use_worker_processes(caf::actor_system& sys, const config& cfg,

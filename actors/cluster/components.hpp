@@ -15,6 +15,7 @@
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "prism/ids.hpp"
+#include "protocol/raylet_gcs.hpp"
 #include "raylet/raylet.hpp"
 #include "worker/executor.hpp"
 
@@ -47,6 +48,16 @@ control_store start_control_store(caf::actor_system& sys, const config& cfg,
 /// control store starts again on the same storage.
 void close_control_store(caf::actor_system& sys, control_store& cs);
 
+/// What a node's workers are.
+enum class worker_kind {
+  /// Threads of this process (or, with `config::worker_processes`,
+  /// processes of this process's program): the embedded cluster.
+  as_configured,
+  /// Processes of each job's own program, which the control store names:
+  /// the nodes of `prism start`, which have none of the jobs' code.
+  job_programs,
+};
+
 /// Spawns the raylet of a new node with `resources` (completed by
 /// `node_resources`) that registers with the control store at `gcs`.
 /// Returns its node id and handle.
@@ -54,7 +65,8 @@ std::pair<node_id, caf::actor>
 start_raylet(caf::actor_system& sys, const config& cfg,
              const resource_map& resources, caf::actor gcs,
              std::shared_ptr<owner_directory> directory,
-             std::shared_ptr<executor> actor_pool);
+             std::shared_ptr<executor> actor_pool,
+             worker_kind workers = worker_kind::as_configured);
 
 /// Spawns the control store's owner on a node: it adopts durable objects
 /// whose owner died (see `owner_directory::adopter`). It stops with the
@@ -68,14 +80,19 @@ void start_adopter(caf::actor_system& sys, const node_id& node,
 bool ask_keeper_bool(caf::actor_system& sys, const caf::actor& keeper,
                      caf::atom_value what);
 
-/// The scheduler threads of a process: `cfg.scheduler_threads`, or one per
-/// hardware thread (at least two).
 /// Makes the workers of the raylet `rc` configures processes that run
-/// `program`: a launcher, and a gate published on loopback for them to
-/// register through. Throws `prism::error` if no port can be opened.
+/// `program`, or each job's own program if `program` is empty: a launcher,
+/// and a gate published on loopback for them to register through. Throws
+/// `prism::error` if no port can be opened.
 void use_worker_processes(caf::actor_system& sys, const config& cfg,
                           raylet_config& rc, worker_program program);
 
+/// The program of this process as a job's worker processes run it: its
+/// path, arguments and SHA-256 (read once, on the first call).
+protocol::job_program this_job_program();
+
+/// The scheduler threads of a process: `cfg.scheduler_threads`, or one per
+/// hardware thread (at least two).
 std::size_t scheduler_threads(const config& cfg);
 
 /// Threads that run actor methods in one process: at least one per core,

@@ -182,9 +182,12 @@ std::shared_ptr<owner_client>
 embedded_cluster::make_driver(const std::string& ns) {
   auto head_node = head();
   auto self_id = worker_id{unique_id::random()};
-  auto job = ask_gcs<protocol::job_started>(*sys_, gcs_,
-                                            protocol::start_job{self_id, ns},
-                                            "starting a job")
+  // An attached driver's worker processes run its program on the nodes;
+  // the embedded cluster's nodes run this process's program for every job.
+  auto program = attached_ ? this_job_program() : protocol::job_program{};
+  auto job = ask_gcs<protocol::job_started>(
+                 *sys_, gcs_, protocol::start_job{self_id, ns, program},
+                 "starting a job")
                  .job;
   auto store = std::make_shared<internal::memory_store>();
   owner_client::config oc;

@@ -105,6 +105,18 @@ void accept_started_instance(gcs_actor* self, protocol::actor_started& msg) {
   publish(self, e);
 }
 
+void instance_failed(gcs_actor* self,
+                     const protocol::actor_instance_lost& msg) {
+  auto& st = self->state.actors;
+  auto a = st.entries.find(msg.actor);
+  // Only the current instance: a later one may be placed already.
+  if (a == st.entries.end() || a->second.incarnation != msg.incarnation)
+    return;
+  if (a->second.host)
+    self->demonitor(a->second.host);
+  instance_lost(self, a->second, msg.why);
+}
+
 void end_actor(gcs_actor* self, const protocol::actor_ended& msg) {
   auto& st = self->state.actors;
   auto a = st.entries.find(msg.actor);

@@ -20,6 +20,10 @@ caf::response_promise create_actor(gcs_actor* self,
 /// the instance is stale and ends.
 void accept_started_instance(gcs_actor* self, protocol::actor_started& msg);
 
+/// An actor's instance could not start on its node, or its process died: it
+/// is lost, and the actor restarts if it may.
+void instance_failed(gcs_actor* self, const protocol::actor_instance_lost& msg);
+
 /// An actor's instance ended for good (it exited or failed to construct).
 void end_actor(gcs_actor* self, const protocol::actor_ended& msg);
 

@@ -166,6 +166,20 @@ void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
   place(self, a);
 }
 
+void instances_lost_with_node(gcs_actor* self, const node_id& node,
+                              const std::string& why) {
+  auto& entries = self->state.actors.entries;
+  std::vector<actor_id> lost;
+  for (auto& [id, a] : entries)
+    if (a.host && a.node == node && a.state != actor_state::dead)
+      lost.push_back(id);
+  for (auto& id : lost) {
+    auto& a = entries.at(id);
+    self->demonitor(a.host);
+    instance_lost(self, a, "its node died (" + why + ")");
+  }
+}
+
 bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
                    std::int32_t incarnation, const node_id& node) {
   auto& st = self->state.actors;

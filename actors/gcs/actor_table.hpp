@@ -96,6 +96,12 @@ void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
 /// The instance of `a` is gone: restart it if it may, else it is dead.
 void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why);
 
+/// The node `node` died: the instances it hosted are lost with it, whether
+/// or not word of their hosts' ends arrives (a host in a worker process
+/// behind that node sends none).
+void instances_lost_with_node(gcs_actor* self, const node_id& node,
+                              const std::string& why);
+
 /// Takes `host` as the instance of `a`, without saving the change; false
 /// if it is stale.
 bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,

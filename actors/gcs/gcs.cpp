@@ -53,6 +53,9 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](protocol::add_node& msg) { register_node(self, msg); },
       [self](const protocol::start_job& msg) { return start_job(self, msg); },
       [self](const protocol::finish_job& msg) { return finish_job(self, msg); },
+      [self](const protocol::get_job_program& msg) {
+        return job_program_of(self, msg);
+      },
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
       [self](const protocol::query_summary&) { return summarize(self->state); },
       // -- actors -----------------------------------------------------------
@@ -61,6 +64,9 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         accept_started_instance(self, msg);
       },
       [self](const protocol::actor_ended& msg) { end_actor(self, msg); },
+      [self](const protocol::actor_instance_lost& msg) {
+        instance_failed(self, msg);
+      },
       [self](protocol::subscribe_actor& msg) { subscribe_actor(self, msg); },
       [self](protocol::resubscribe_actors& msg) {
         resubscribe_actors(self, msg);

@@ -21,9 +21,13 @@ std::int64_t now_ms() {
 void save_job(gcs_actor* self, job_id id, const job_entry& j) {
   if (!self->state.durability.storage)
     return;
+  persistence::job_record r{id, j.driver, j.ns, !j.running, j.start_ms};
+  r.program_path = j.program.path;
+  r.program_args = j.program.argv;
+  r.program_sha256 = j.program.sha256;
+  r.program_size = j.program.size;
   persistence::write_batch b;
-  b.put_job(
-      persistence::job_record{id, j.driver, j.ns, !j.running, j.start_ms});
+  b.put_job(std::move(r));
   commit(self, std::move(b));
 }
 
@@ -37,10 +41,18 @@ caf::response_promise start_job(gcs_actor* self,
                                 caf::make_message(protocol::job_started{id}));
   job_id id{st.jobs.next_job++};
   auto& j = st.jobs.entries[id];
-  j = job_entry{msg.driver, msg.ns, true, now_ms()};
+  j = job_entry{msg.driver, msg.ns, true, now_ms(), msg.program};
   save_job(self, id, j);
   st.log->info("job {} started by driver {}", id.value, msg.driver.hex());
   return reply_when_durable(self, caf::make_message(protocol::job_started{id}));
+}
+
+protocol::job_program job_program_of(gcs_actor* self,
+                                     const protocol::get_job_program& msg) {
+  auto& st = self->state;
+  auto i = st.jobs.entries.find(msg.job);
+  return i != st.jobs.entries.end() ? i->second.program
+                                    : protocol::job_program{};
 }
 
 caf::response_promise finish_job(gcs_actor* self,

@@ -19,6 +19,8 @@ struct job_entry {
   std::string ns;
   bool running = true;
   std::int64_t start_ms = 0;
+  /// What its worker processes run.
+  protocol::job_program program;
 };
 
 struct job_table {
@@ -32,6 +34,10 @@ void save_job(gcs_actor* self, job_id id, const job_entry& j);
 /// A driver starts a job; answers its id once durable.
 caf::response_promise start_job(gcs_actor* self,
                                 const protocol::start_job& msg);
+
+/// The program a job's worker processes run; empty if the job is unknown.
+protocol::job_program job_program_of(gcs_actor* self,
+                                     const protocol::get_job_program& msg);
 
 /// A job ends: its non-detached actors die, its lineage goes, every raylet
 /// hears of it.

@@ -85,6 +85,7 @@ void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
   save_node(self, n);
   broadcast_view(self);
   place_again_actors_starting_on(self, n.info.node);
+  instances_lost_with_node(self, n.info.node, why);
 }
 
 } // namespace

@@ -22,7 +22,9 @@ void recover_jobs(gcs_actor* self, std::vector<persistence::job_record>& jobs,
   auto& st = self->state.jobs;
   for (auto& r : jobs) {
     auto& j = st.entries[r.job];
-    j = job_entry{r.driver, r.ns, !r.finished, r.start_ms};
+    j = job_entry{r.driver, r.ns, !r.finished, r.start_ms,
+                  protocol::job_program{r.program_path, r.program_args,
+                                        r.program_sha256, r.program_size}};
     st.next_job = std::max(st.next_job, r.job.value + 1);
     if (fresh && j.running) {
       j.running = false;

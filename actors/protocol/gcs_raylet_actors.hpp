@@ -38,6 +38,22 @@ typename Inspector::result_type inspect(Inspector& f, actor_started& x) {
            static_cast<unique_id&>(x.node));
 }
 
+/// raylet -> gcs: the instance is lost: the process that was to host it did
+/// not start or register, or the process that hosted it died. The actor
+/// restarts if it may. (The control store's own watch of a host in a worker
+/// process behind another node is not enough: CAF 0.17 tells no one when a
+/// process reached through another one dies.)
+struct actor_instance_lost {
+  actor_id actor;
+  std::int32_t incarnation = 0;
+  std::string why;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, actor_instance_lost& x) {
+  return f(static_cast<unique_id&>(x.actor), x.incarnation, x.why);
+}
+
 /// actor host -> gcs: the instance ends for good: its factory threw
 /// (`constructor_failed`), or a method called `exit_actor` (`exited`).
 struct actor_ended {

@@ -77,15 +77,46 @@ typename Inspector::result_type inspect(Inspector& f, cluster_view& x) {
   return f(x.nodes);
 }
 
+/// The program a job's worker processes run: the driver's executable, by
+/// path on the driver's host and by content.
+struct job_program {
+  std::string path;
+  /// Its arguments, argv[0] included.
+  std::vector<std::string> argv;
+  /// SHA-256 of its bytes, lower-case hex; empty for a job without one (a
+  /// driver in the process of the cluster, whose nodes run its program).
+  std::string sha256;
+  std::uint64_t size = 0;
+
+  friend bool operator==(const job_program&, const job_program&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_program& x) {
+  return f(x.path, x.argv, x.sha256, x.size);
+}
+
 /// driver -> gcs: start a job. Answered with a `job_started`.
 struct start_job {
   worker_id driver;
   std::string ns;
+  job_program program;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, start_job& x) {
-  return f(static_cast<unique_id&>(x.driver), x.ns);
+  return f(static_cast<unique_id&>(x.driver), x.ns, x.program);
+}
+
+/// raylet -> gcs: the program of `job`. Answered with its `job_program`,
+/// empty if the job is unknown or has none.
+struct get_job_program {
+  job_id job;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_job_program& x) {
+  return f(x.job);
 }
 
 /// gcs -> driver: the new job's id.

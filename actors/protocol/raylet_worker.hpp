@@ -11,6 +11,7 @@
 
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
+#include "protocol/raylet_gcs.hpp"
 
 namespace prism::protocol {
 
@@ -106,6 +107,20 @@ struct check_worker_process {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, check_worker_process& x) {
   return f(static_cast<unique_id&>(x.worker));
+}
+
+/// raylet -> itself: the program of `job` was checked on this host: its
+/// worker processes run `program` from now on, or `error` says why they
+/// cannot run.
+struct program_checked {
+  job_id job;
+  job_program program;
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, program_checked& x) {
+  return f(x.job, x.program, x.error);
 }
 
 /// raylet -> itself: time to stop idle worker processes above its CPUs.

@@ -8,6 +8,10 @@
 namespace prism::actors::raylet_internal {
 
 void start_actor_host(raylet_actor* self, protocol::host_actor& msg) {
+  if (runs_processes(self)) {
+    host_in_process(self, msg);
+    return;
+  }
   auto& st = self->state;
   auto resources = msg.spec.resources;
   auto hc_actor = msg.spec.id;
@@ -27,13 +31,29 @@ void start_actor_host(raylet_actor* self, protocol::host_actor& msg) {
                    hosted_instance{host, resources, hc_actor, msg.incarnation});
 }
 
-bool host_gone(raylet_actor* self, const caf::actor_addr& source) {
+bool host_gone(raylet_actor* self, const caf::down_msg& msg) {
   auto& st = self->state;
-  auto h = st.hosts.find(source);
+  auto h = st.hosts.find(msg.source);
   if (h == st.hosts.end())
     return false;
   st.available.add(h->second.resources);
+  auto gone = std::move(h->second);
   st.hosts.erase(h);
+  if (!gone.worker.nil()) {
+    // A host in a worker process: its process exits with it (one that
+    // lingers is killed). An end other than a normal one (the process
+    // died, or the host was killed) the control store hears from here too:
+    // its own watch of the host reaches it through this node, and CAF 0.17
+    // sends no word when a process behind another one dies. Whichever word
+    // comes second finds the instance handled.
+    if (auto w = st.pool.find(gone.worker))
+      worker_disconnected(self, *w);
+    if (msg.reason != caf::exit_reason::normal)
+      self->send(st.cfg.gcs, protocol::actor_instance_lost{
+                                 gone.actor, gone.incarnation,
+                                 "its host ended (" +
+                                     self->system().render(msg.reason) + ")"});
+  }
   schedule(self);
   return true;
 }

@@ -24,7 +24,7 @@ namespace {
 
 void process_down(raylet_actor* self, const caf::down_msg& msg) {
   auto& st = self->state;
-  if (host_gone(self, msg.source))
+  if (host_gone(self, msg))
     return;
   if (auto w = st.pool.find(msg.source)) {
     if (w->pid != 0)
@@ -100,6 +100,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         check_worker_process(self, msg.worker);
       },
       [self](protocol::reap_idle_atom) { reap_idle_workers(self); },
+      [self](protocol::program_checked& msg) { program_checked(self, msg); },
       [self](const protocol::kill_worker& msg) {
         return kill_worker(self, msg.worker, "killed by fault injection");
       },

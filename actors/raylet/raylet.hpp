@@ -37,7 +37,9 @@ struct raylet_config {
   /// Set: the node's workers are processes this launcher starts, each bound
   /// to one job from its start; not set: they are threads of this process.
   std::shared_ptr<process_launcher> launcher;
-  /// What worker processes run: the job's program.
+  /// What worker processes of every job run (the embedded cluster: the
+  /// program of this process); empty: each job's own program, which the
+  /// control store names and this host must hold (see job_programs.cpp).
   worker_program program;
   /// The actor worker processes register through, and the address it is
   /// published at ("127.0.0.1:PORT").

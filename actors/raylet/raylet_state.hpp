@@ -59,6 +59,8 @@ struct hosted_instance {
   internal::resource_set resources;
   actor_id actor;
   std::int32_t incarnation = 0;
+  /// The worker process it runs in; nil for a host in this process.
+  worker_id worker;
 };
 
 struct raylet_state {
@@ -111,6 +113,16 @@ struct raylet_state {
   /// row, and how the last one ended.
   std::unordered_map<job_id, std::pair<std::uint32_t, std::string>>
       failed_starts;
+  /// Actor instances waiting for the worker process started to host each,
+  /// by that worker.
+  std::unordered_map<worker_id, protocol::host_actor> pending_hosts;
+  /// Actor instances waiting for a start-up slot to launch their process.
+  std::deque<protocol::host_actor> hosts_to_start;
+  /// Per job, the program its worker processes run, checked on this host
+  /// (unless the node runs one program for every job, `cfg.program`).
+  std::unordered_map<job_id, worker_program> programs;
+  /// Jobs whose program is being looked up or checked.
+  std::unordered_set<job_id> programs_pending;
 };
 
 using raylet_actor = caf::stateful_actor<raylet_state>;
@@ -209,6 +221,33 @@ caf::result<bool> worker_ready(raylet_actor* self,
 /// A worker process ended.
 void worker_exited(raylet_actor* self, const protocol::worker_exited& msg);
 
+/// Starts a worker process of the actor's job to host the instance `msg`
+/// asks for; the instance takes its resources from now.
+void host_in_process(raylet_actor* self, protocol::host_actor& msg);
+
+/// Launches the processes of queued actor instances while start-up slots
+/// are free and their jobs' programs are checked.
+void start_queued_hosts(raylet_actor* self);
+
+/// The instance `msg` asks for could not start here: the control store
+/// hears why, and its resources are free again.
+void host_failed(raylet_actor* self, const protocol::host_actor& msg,
+                 const std::string& why);
+
+/// Refuses the job's waiting lease requests and fails its queued actor
+/// instances with `code` and `why`: none of its work can run here.
+void refuse_job(raylet_actor* self, job_id job, errc code,
+                const std::string& why);
+
+// -- job programs (job_programs.cpp) ------------------------------------------
+
+/// The program worker processes of `job` run on this node, or nullptr while
+/// it is looked up and checked (the raylet schedules again once it is).
+const worker_program* program_of(raylet_actor* self, job_id job);
+
+/// The program of a job was checked on this host.
+void program_checked(raylet_actor* self, protocol::program_checked& msg);
+
 /// A worker process's time to register, or to exit, is up.
 void check_worker_process(raylet_actor* self, const worker_id& id);
 
@@ -230,7 +269,7 @@ void start_actor_host(raylet_actor* self, protocol::host_actor& msg);
 
 /// If `source` is an actor host of this node, forgets it, frees its
 /// resources and returns true.
-bool host_gone(raylet_actor* self, const caf::actor_addr& source);
+bool host_gone(raylet_actor* self, const caf::down_msg& msg);
 
 /// Registers the node again with a restarted control store.
 void register_again(raylet_actor* self, const protocol::gcs_restarted& msg);

@@ -27,13 +27,21 @@ void worker_pool::registered(const worker_id& id, caf::actor handle) {
   i->second.token.clear();
   i->second.handle = std::move(handle);
   i->second.idle_since = std::chrono::steady_clock::now();
-  idle_.push_back(id);
+  if (!i->second.hosts_actor)
+    idle_.push_back(id);
+}
+
+std::size_t worker_pool::task_workers() const {
+  std::size_t n = 0;
+  for (auto& [id, w] : workers_)
+    n += w.hosts_actor ? 0 : 1;
+  return n;
 }
 
 std::size_t worker_pool::starting(job_id job) const {
   std::size_t n = 0;
   for (auto& [id, w] : workers_)
-    n += w.starting && w.job == job ? 1 : 0;
+    n += w.starting && !w.hosts_actor && w.job == job ? 1 : 0;
   return n;
 }
 

@@ -39,8 +39,12 @@ public:
     bool disconnected = false;
     /// Why the raylet killed it, if it did: its exit report says this.
     std::string killed_for;
+    /// Started to host one actor instance: never idle, never leased.
+    bool hosts_actor = false;
     /// When it last became idle.
     std::chrono::steady_clock::time_point idle_since;
+    /// When its process was started.
+    std::chrono::steady_clock::time_point started_at;
   };
 
   /// Adds a started worker thread as idle and unbound.
@@ -50,8 +54,12 @@ public:
   /// until `registered`.
   void add_starting(worker w);
 
-  /// A starting worker process registered with `handle`: it is idle now.
+  /// A starting worker process registered with `handle`: it is idle now,
+  /// unless it hosts an actor.
   void registered(const worker_id& id, caf::actor handle);
+
+  /// Workers that run tasks (not the processes that host actors).
+  std::size_t task_workers() const;
 
   /// Worker processes starting, of `job` or of any job.
   std::size_t starting(job_id job) const;

@@ -28,27 +28,6 @@ std::size_t max_starting(const raylet_actor* self) {
   return n != 0 ? n : node_cpus(self);
 }
 
-// Refuses the job's waiting requests: its worker processes keep ending
-// before they register, and more of them would too.
-void refuse_job_requests(raylet_actor* self, job_id job,
-                         const std::string& how) {
-  auto& st = self->state;
-  detail::error_info err;
-  err.code = errc::worker_crashed;
-  err.message = "worker processes of this job end before they register (" +
-                std::to_string(max_failed_starts) + " in a row; the last one " +
-                how +
-                "); a program that runs Prism tasks must call prism::init "
-                "(or prism::serve_if_worker) first in main";
-  st.log->error("job {}: {}", job.value, err.message);
-  std::erase_if(st.queue, [&](const protocol::lease_request& r) {
-    if (r.job != job)
-      return false;
-    self->send(r.owner, protocol::lease_refused{r.request_id, err});
-    return true;
-  });
-}
-
 void start_failed(raylet_actor* self, job_id job, const std::string& how) {
   auto& st = self->state;
   auto& [count, last] = st.failed_starts[job];
@@ -56,10 +35,139 @@ void start_failed(raylet_actor* self, job_id job, const std::string& how) {
   if (++count < max_failed_starts)
     return;
   st.failed_starts.erase(job);
-  refuse_job_requests(self, job, how);
+  // More processes would end the same way.
+  refuse_job(self, job, errc::worker_crashed,
+             "worker processes of this job end before they register (" +
+                 std::to_string(max_failed_starts) +
+                 " in a row; the last one " + how +
+                 "); a program that runs Prism tasks must call prism::init "
+                 "(or prism::serve_if_worker) first in main");
+}
+
+// Launches a worker process for `job`; it hosts one actor instance if
+// `hosts_actor`. Returns its id, or nil with `why` set if it did not start.
+worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
+                 const worker_program& program, std::string& why) {
+  auto& st = self->state;
+  worker_pool::worker w;
+  w.id = worker_id{unique_id::random()};
+  w.job = job;
+  w.hosts_actor = hosts_actor;
+  w.token = unique_id::random().hex() + unique_id::random().hex();
+  w.started_at = std::chrono::steady_clock::now();
+  auto raylet = self->address();
+  auto id = w.id;
+  try {
+    w.pid = st.cfg.launcher->launch(
+        program, worker_environment(w.token, st.cfg.gate_address),
+        [raylet, id](pid_t pid, const std::string& how) {
+          if (auto r = caf::actor_cast<caf::actor>(raylet))
+            caf::anon_send(r, protocol::worker_exited{id, pid, how});
+        });
+  } catch (const std::exception& e) {
+    why = std::string{"could not start: "} + e.what();
+    st.log->error("cannot start a worker process: {}", e.what());
+    return worker_id{};
+  }
+  st.log->debug("started worker process {} ({}) for job {}{}", w.pid, id.hex(),
+                job.value, hosts_actor ? " to host an actor" : "");
+  st.pool.add_starting(std::move(w));
+  self->delayed_send(self, st.cfg.worker_start_timeout,
+                     protocol::check_worker_process{id});
+  return id;
 }
 
 } // namespace
+
+void host_failed(raylet_actor* self, const protocol::host_actor& msg,
+                 const std::string& why) {
+  auto& st = self->state;
+  st.log->warn("actor {} (instance {}) could not start: {}", msg.spec.id.hex(),
+               msg.incarnation, why);
+  st.available.add(msg.spec.resources);
+  self->send(st.cfg.gcs,
+             protocol::actor_instance_lost{msg.spec.id, msg.incarnation, why});
+  schedule(self);
+}
+
+void start_queued_hosts(raylet_actor* self) {
+  auto& st = self->state;
+  // In order, but an instance whose job's program is not checked yet waits
+  // without holding up the others.
+  for (auto i = st.hosts_to_start.begin();
+       i != st.hosts_to_start.end() &&
+       st.pool.starting() < max_starting(self);) {
+    auto program = program_of(self, i->spec.job);
+    if (program == nullptr) {
+      ++i;
+      continue;
+    }
+    auto msg = std::move(*i);
+    i = st.hosts_to_start.erase(i);
+    std::string why;
+    auto id = launch(self, msg.spec.job, true, *program, why);
+    if (id.nil())
+      host_failed(self, msg, why);
+    else
+      st.pending_hosts.emplace(id, std::move(msg));
+  }
+}
+
+namespace {
+
+// The process started for an instance registered: it hosts the instance
+// now, and the host it answers with is watched as any other.
+void hand_instance(raylet_actor* self, const worker_id& id,
+                   const caf::actor& worker) {
+  auto& st = self->state;
+  auto p = st.pending_hosts.find(id);
+  if (p == st.pending_hosts.end())
+    return;
+  auto msg = std::move(p->second);
+  st.pending_hosts.erase(p);
+  self->request(worker, st.cfg.worker_start_timeout, msg)
+      .then(
+          [self, id, msg](caf::actor& host) {
+            self->monitor(host);
+            self->state.hosts.emplace(host.address(),
+                                      hosted_instance{host, msg.spec.resources,
+                                                      msg.spec.id,
+                                                      msg.incarnation, id});
+          },
+          [self, id, msg](caf::error& err) {
+            host_failed(self, msg,
+                        "its worker process did not host it (" +
+                            self->system().render(err) + ")");
+            if (auto w = self->state.pool.find(id))
+              kill_worker_process(self, *w, "did not host its actor");
+          });
+}
+
+} // namespace
+
+void refuse_job(raylet_actor* self, job_id job, errc code,
+                const std::string& why) {
+  auto& st = self->state;
+  detail::error_info err;
+  err.code = code;
+  err.message = why;
+  st.log->error("job {}: {}", job.value, why);
+  std::erase_if(st.queue, [&](const protocol::lease_request& r) {
+    if (r.job != job)
+      return false;
+    self->send(r.owner, protocol::lease_refused{r.request_id, err});
+    return true;
+  });
+  std::vector<protocol::host_actor> failed;
+  std::erase_if(st.hosts_to_start, [&](protocol::host_actor& h) {
+    if (h.spec.job != job)
+      return false;
+    failed.push_back(std::move(h));
+    return true;
+  });
+  for (auto& h : failed)
+    host_failed(self, h, why);
+}
 
 void maybe_start_worker_process(raylet_actor* self, job_id job) {
   auto& st = self->state;
@@ -68,29 +176,19 @@ void maybe_start_worker_process(raylet_actor* self, job_id job) {
   if (st.pool.starting(job) >= wanted ||
       st.pool.starting() >= max_starting(self))
     return;
-  worker_pool::worker w;
-  w.id = worker_id{unique_id::random()};
-  w.job = job;
-  w.token = unique_id::random().hex() + unique_id::random().hex();
-  auto raylet = self->address();
-  auto id = w.id;
-  try {
-    w.pid = st.cfg.launcher->launch(
-        st.cfg.program, worker_environment(w.token, st.cfg.gate_address),
-        [raylet, id](pid_t pid, const std::string& how) {
-          if (auto r = caf::actor_cast<caf::actor>(raylet))
-            caf::anon_send(r, protocol::worker_exited{id, pid, how});
-        });
-  } catch (const std::exception& e) {
-    st.log->error("cannot start a worker process: {}", e.what());
-    start_failed(self, job, std::string{"could not start: "} + e.what());
-    return;
-  }
-  st.log->debug("started worker process {} ({}) for job {}", w.pid, id.hex(),
-                job.value);
-  st.pool.add_starting(std::move(w));
-  self->delayed_send(self, st.cfg.worker_start_timeout,
-                     protocol::check_worker_process{id});
+  auto program = program_of(self, job);
+  if (program == nullptr)
+    return; // Looked up and checked first; scheduled again then.
+  std::string why;
+  if (launch(self, job, false, *program, why).nil())
+    start_failed(self, job, why);
+}
+
+void host_in_process(raylet_actor* self, protocol::host_actor& msg) {
+  auto& st = self->state;
+  st.available.subtract(msg.spec.resources);
+  st.hosts_to_start.push_back(std::move(msg));
+  start_queued_hosts(self);
 }
 
 caf::result<protocol::worker_welcome>
@@ -115,11 +213,19 @@ caf::result<bool> worker_ready(raylet_actor* self,
     return caf::make_error(caf::sec::request_receiver_down,
                            "this node started no worker with that token");
   auto id = w->id;
+  auto hosts_actor = w->hosts_actor;
   st.failed_starts.erase(w->job);
   self->monitor(msg.handle);
   st.pool.registered(id, msg.handle);
-  st.log->debug("worker process {} ({}) registered", w->pid, id.hex());
-  schedule(self);
+  std::chrono::duration<double, std::milli> took =
+      std::chrono::steady_clock::now() - w->started_at;
+  st.log->info("worker process {} ({}) registered {:.1f} ms after its start",
+               w->pid, id.hex(), took.count());
+  start_queued_hosts(self);
+  if (hosts_actor)
+    hand_instance(self, id, msg.handle);
+  else
+    schedule(self);
   return true;
 }
 
@@ -133,6 +239,16 @@ void worker_exited(raylet_actor* self, const protocol::worker_exited& msg) {
     auto job = w->job;
     st.log->warn("worker process {} {} before it registered", msg.pid, how);
     st.pool.remove(msg.worker);
+    start_queued_hosts(self);
+    if (auto p = st.pending_hosts.find(msg.worker);
+        p != st.pending_hosts.end()) {
+      auto instance = std::move(p->second);
+      st.pending_hosts.erase(p);
+      host_failed(self, instance,
+                  "its worker process (pid " + std::to_string(msg.pid) + ") " +
+                      how + " before it registered");
+      return;
+    }
     start_failed(self, job, how);
     schedule(self);
     return;
@@ -178,7 +294,7 @@ void reap_idle_workers(raylet_actor* self) {
   auto& st = self->state;
   auto cpus = node_cpus(self);
   auto now = std::chrono::steady_clock::now();
-  auto live = st.pool.size();
+  auto live = st.pool.task_workers();
   for (auto* w : st.pool.idle_oldest_first()) {
     if (live <= cpus || now - w->idle_since < st.cfg.idle_worker_timeout)
       break;

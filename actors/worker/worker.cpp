@@ -9,8 +9,10 @@
 #include "common/user_errors.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
+#include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_worker.hpp"
+#include "worker/actor_host.hpp"
 
 namespace prism::actors {
 
@@ -29,6 +31,8 @@ struct worker_state {
   std::shared_ptr<spdlog::logger> log;
   caf::actor owner;
   std::shared_ptr<owner_client> client;
+  /// The actor instance this worker hosts, if it hosts one.
+  caf::actor host;
 };
 
 using worker_actor = caf::stateful_actor<worker_state>;
@@ -107,6 +111,27 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   st.client->release_refs(refs);
 }
 
+// Hosts an actor instance in this worker's process; the worker ends with it.
+caf::result<caf::actor> host_instance(worker_actor* self,
+                                      protocol::host_actor& msg) {
+  auto& st = self->state;
+  if (st.host || !st.cfg.actor_pool)
+    return caf::make_error(caf::sec::unexpected_message,
+                           "this worker hosts no actor instances");
+  actor_host_config hc;
+  hc.spec = std::move(msg.spec);
+  hc.incarnation = msg.incarnation;
+  hc.node = st.cfg.node;
+  hc.raylet = st.cfg.raylet;
+  hc.gcs = st.cfg.gcs;
+  hc.directory = st.cfg.directory;
+  hc.pool = st.cfg.actor_pool;
+  hc.max_inline_bytes = st.cfg.max_inline_bytes;
+  st.host = spawn_actor_host(self->system(), std::move(hc));
+  self->monitor(st.host);
+  return st.host;
+}
+
 caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
@@ -131,6 +156,8 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   self->set_down_handler([self](caf::down_msg& msg) {
     if (msg.source == self->state.cfg.raylet)
       self->quit(caf::exit_reason::user_shutdown);
+    else if (msg.source == self->state.host)
+      self->quit(caf::exit_reason::normal);
   });
   self->attach_functor(
       [dir = st.cfg.directory, id = st.cfg.id, client = st.client] {
@@ -142,6 +169,7 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
       });
   return {
       [self](protocol::push_task& msg) { run_task(self, msg); },
+      [self](protocol::host_actor& msg) { return host_instance(self, msg); },
   };
 }
 

@@ -7,6 +7,7 @@
 
 #include "owner/owner_directory.hpp"
 #include "prism/ids.hpp"
+#include "worker/executor.hpp"
 
 namespace prism::actors {
 
@@ -19,12 +20,17 @@ struct worker_config {
   /// Results larger than this many bytes stay in the node's object store;
   /// smaller ones go to their owner with the report.
   std::size_t max_inline_bytes = 100 * 1024;
+  /// Threads for the methods of an actor instance the worker hosts (worker
+  /// processes only: a raylet of worker threads hosts actors itself).
+  std::shared_ptr<executor> actor_pool;
 };
 
 /// Spawns a worker: an actor on a thread of its own (user code may block),
 /// with an owner of its own for the tasks its tasks submit. It runs the tasks
 /// pushed to it one at a time, in order, and reports each to the owner named
-/// in the push. It ends when its raylet does.
+/// in the push. It ends when its raylet does. A worker process started for
+/// an actor instance hosts it instead (`protocol::host_actor`, answered
+/// with the host), and ends with it.
 caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg);
 
 } // namespace prism::actors

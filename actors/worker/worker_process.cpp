@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "cluster/components.hpp"
 #include "cluster/network.hpp"
 #include "common/log.hpp"
 #include "owner/owner_directory.hpp"
@@ -91,7 +92,7 @@ void serve_as_worker() {
   auto worker = spawn_worker(
       *sys, worker_config{welcome.worker, welcome.node, welcome.raylet,
                           welcome.gcs, std::make_shared<owner_directory>(),
-                          welcome.max_inline_bytes});
+                          welcome.max_inline_bytes, make_actor_pool()});
   self->monitor(worker);
   bool ready = false;
   self->request(gate, register_timeout,

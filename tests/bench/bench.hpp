@@ -73,6 +73,13 @@ std::vector<metric> gcs_store_metrics();
 /// on. Needs Prism not running (each run starts its own cluster).
 std::vector<metric> chaos_metrics();
 
+/// Cluster mode on loopback: the driver (this program), a head and nodes as
+/// processes of their own, tasks and actor calls in worker processes of this
+/// program; how long a worker process takes to register, and how soon a
+/// node killed or frozen is acted on. Needs Prism not running (it attaches
+/// to the cluster it starts).
+std::vector<metric> cluster_metrics();
+
 /// Calls `f`, which performs `ops` operations, and returns operations per
 /// second.
 template <class F>

@@ -80,9 +80,9 @@ command_line parse_command_line(int argc, char** argv) {
 
 std::vector<metric> selected_metrics(const command_line& cl) {
   std::vector<metric> all;
-  for (auto group :
-       {task_metrics(), object_metrics(), actor_metrics(), caf_floor_metrics(),
-        remote_floor_metrics(), gcs_store_metrics(), chaos_metrics()})
+  for (auto group : {task_metrics(), object_metrics(), actor_metrics(),
+                     caf_floor_metrics(), remote_floor_metrics(),
+                     gcs_store_metrics(), chaos_metrics(), cluster_metrics()})
     all.insert(all.end(), group.begin(), group.end());
   if (!cl.filter)
     return all;
@@ -197,6 +197,8 @@ int run(int argc, char** argv) {
 } // namespace prism::bench
 
 int main(int argc, char** argv) {
+  // A worker process of the cluster metrics serves as one from here.
+  prism::serve_if_worker();
   // The peer process of the remote floor metrics (metrics_remote_floor.cpp).
   if (argc == 3 && std::string_view{argv[1]} == "--floor-peer")
     return prism::bench::run_floor_peer(std::string_view{argv[2]} == "--tuned");

@@ -94,14 +94,4 @@ BOOST_AUTO_TEST_CASE(an_unreachable_cluster_fails_init_with_a_typed_error) {
   BOOST_TEST(!prism::is_initialized());
 }
 
-BOOST_AUTO_TEST_CASE(a_task_the_nodes_cannot_run_fails_typed_never_hangs) {
-  // The nodes' workers are threads of the `prism` process, which has none
-  // of this program's functions: the call fails, naming the function.
-  process_cluster s{bare_session()};
-  shutdown_guard guard;
-  attach_to_new_head(s, "");
-  auto ref = prism::task(driver_test::square).remote(7);
-  BOOST_CHECK_THROW(prism::get(ref, 30s), prism::function_not_found_error);
-}
-
 BOOST_AUTO_TEST_SUITE_END()

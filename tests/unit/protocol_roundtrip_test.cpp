@@ -666,8 +666,30 @@ sample(type_tag<std::vector<protocol::node_info>>, const caf::actor& a) {
           sample(type_tag<protocol::node_info>{}, a)};
 }
 
-protocol::start_job sample(type_tag<protocol::start_job>, const caf::actor&) {
-  return {.driver = some_worker(), .ns = "ns"};
+protocol::job_program sample(type_tag<protocol::job_program>,
+                             const caf::actor&) {
+  return {.path = "/opt/app/driver",
+          .argv = {"driver", "--flag"},
+          .sha256 = std::string(64, 'a'),
+          .size = 123456};
+}
+
+protocol::start_job sample(type_tag<protocol::start_job>, const caf::actor& a) {
+  return {.driver = some_worker(),
+          .ns = "ns",
+          .program = sample(type_tag<protocol::job_program>{}, a)};
+}
+
+protocol::get_job_program sample(type_tag<protocol::get_job_program>,
+                                 const caf::actor&) {
+  return {.job = job_id{6}};
+}
+
+protocol::program_checked sample(type_tag<protocol::program_checked>,
+                                 const caf::actor& a) {
+  return {.job = job_id{6},
+          .program = sample(type_tag<protocol::job_program>{}, a),
+          .error = "its SHA-256 differs"};
 }
 
 protocol::job_started sample(type_tag<protocol::job_started>,
@@ -744,6 +766,13 @@ protocol::actor_started sample(type_tag<protocol::actor_started>,
           .incarnation = 1,
           .host = a,
           .node = some_node()};
+}
+
+protocol::actor_instance_lost sample(type_tag<protocol::actor_instance_lost>,
+                                     const caf::actor&) {
+  return {.actor = some_actor_id(),
+          .incarnation = 2,
+          .why = "its process (pid 77) was killed by signal 9 (SIGKILL)"};
 }
 
 protocol::actor_ended sample(type_tag<protocol::actor_ended>,

@@ -114,8 +114,49 @@ std::pair<int, prism::object_ref<int>> put_and_say_where(int x) {
   return {static_cast<int>(::getpid()), prism::put(x)};
 }
 
+/// An actor whose instance lives in a worker process of its own.
+class tally {
+public:
+  static tally* create(int start) {
+    return new tally(start);
+  }
+
+  int add(int x) {
+    total_ += x;
+    return total_;
+  }
+
+  int pid() const {
+    return static_cast<int>(::getpid());
+  }
+
+  /// Kills the instance's process, as a crash of user code would.
+  int crash() {
+    std::abort();
+  }
+
+  /// Crashes the first instance; a restarted one returns its total.
+  int crash_once() {
+    if (!prism::was_current_actor_restarted())
+      std::abort();
+    return total_;
+  }
+
+  bool restarted() const {
+    return prism::was_current_actor_restarted();
+  }
+
+private:
+  explicit tally(int start) : total_(start) {}
+
+  int total_;
+};
+
 } // namespace worker_test
 
+PRISM_REMOTE(worker_test::tally::create, &worker_test::tally::add,
+             &worker_test::tally::pid, &worker_test::tally::crash,
+             &worker_test::tally::restarted, &worker_test::tally::crash_once);
 PRISM_REMOTE(worker_test::sum_refs);
 PRISM_REMOTE(worker_test::put_here);
 PRISM_REMOTE(worker_test::hand_back);
@@ -304,6 +345,64 @@ BOOST_AUTO_TEST_CASE(borrowers_get_owner_died_when_the_owning_process_dies) {
   auto message = error_of<prism::owner_died_error>(inner);
   BOOST_TEST(contains(message, "died"), message);
   BOOST_TEST((std::chrono::steady_clock::now() - started < 10s));
+}
+
+BOOST_AUTO_TEST_CASE(an_actor_runs_in_a_process_of_its_own) {
+  worker_processes cluster;
+  auto a = prism::actor(tally::create).remote(10);
+  auto b = prism::actor(tally::create).remote(20);
+  auto pid_a = prism::get(a.task(&tally::pid).remote(), result_timeout);
+  auto pid_b = prism::get(b.task(&tally::pid).remote(), result_timeout);
+  BOOST_TEST(pid_a != pid_here());
+  BOOST_TEST(pid_b != pid_here());
+  BOOST_TEST(pid_a != pid_b);
+  std::vector<prism::object_ref<int>> totals;
+  for (int i = 1; i <= 100; ++i)
+    totals.push_back(a.task(&tally::add).remote(i));
+  BOOST_TEST(prism::get(totals, result_timeout).back() == 10 + 5050);
+  // Killed, the actor's process goes with it.
+  prism::kill(a);
+  BOOST_TEST(eventually(10s, [&] { return process_gone(pid_a); }));
+  BOOST_TEST(prism::get(b.task(&tally::add).remote(1), result_timeout) == 21);
+}
+
+BOOST_AUTO_TEST_CASE(an_actor_whose_process_crashes_restarts_in_a_new_one) {
+  worker_processes cluster;
+  auto a =
+      prism::actor(tally::create).max_restarts(1).max_task_retries(0).remote(5);
+  auto first = prism::get(a.task(&tally::pid).remote(), result_timeout);
+  auto crashed =
+      error_of<prism::actor_died_error>(a.task(&tally::crash).remote());
+  BOOST_TEST(crashed != "no error", crashed);
+  BOOST_TEST(eventually(10s, [&] { return process_gone(first); }));
+  // The restarted instance starts over, in a process of its own.
+  BOOST_TEST(prism::get(a.task(&tally::add).remote(1), result_timeout) == 6);
+  BOOST_TEST(prism::get(a.task(&tally::restarted).remote(), result_timeout));
+  BOOST_TEST(prism::get(a.task(&tally::pid).remote(), result_timeout) != first);
+  // No restarts left: the next crash ends the actor for good.
+  auto last = error_of<prism::actor_died_error>(a.task(&tally::crash).remote());
+  BOOST_TEST(contains(last, "max_restarts=1"), last);
+}
+
+BOOST_AUTO_TEST_CASE(
+    calls_to_a_crashed_actor_are_retried_within_max_task_retries) {
+  worker_processes cluster;
+  auto a = prism::actor(tally::create)
+               .max_restarts(-1)
+               .max_task_retries(-1)
+               .remote(0);
+  auto first = prism::get(a.task(&tally::pid).remote(), result_timeout);
+  // The call that crashed and the calls sent behind it run again on the
+  // restarted instance, in order.
+  auto crash = a.task(&tally::crash_once).remote();
+  std::vector<prism::object_ref<int>> adds;
+  for (int i = 0; i < 10; ++i)
+    adds.push_back(a.task(&tally::add).remote(1));
+  BOOST_TEST(prism::get(crash, result_timeout) == 0);
+  auto totals = prism::get(adds, result_timeout);
+  BOOST_TEST(totals.size() == 10u);
+  BOOST_TEST(totals.back() == 10);
+  BOOST_TEST(eventually(10s, [&] { return process_gone(first); }));
 }
 
 BOOST_AUTO_TEST_CASE(a_program_that_ends_before_init_is_reported) {

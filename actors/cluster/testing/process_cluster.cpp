@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
 #include <filesystem>
@@ -133,6 +134,12 @@ process_cluster::~process_cluster() {
   if (impl_->attached)
     shutdown();
   run({"stop", "--grace-ms", "5000"});
+  // Kept for a look at the logs after a failure.
+  if (const char* keep = std::getenv("PRISM_KEEP_SESSION"); keep && *keep) {
+    std::fprintf(stderr, "process_cluster: session kept in %s\n",
+                 impl_->dir.c_str());
+    return;
+  }
   std::error_code ec;
   fs::remove_all(impl_->dir, ec);
 }

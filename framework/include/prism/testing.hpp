@@ -178,7 +178,8 @@ private:
 /// and this process attached to the head as the driver (`prism::init`). It
 /// kills (SIGKILL), freezes (SIGSTOP) and resumes nodes, kills the head and
 /// starts it again on its storage, and adds nodes. At the end the driver
-/// shuts down, `prism stop` stops what it started, and the directory goes.
+/// shuts down, `prism stop` stops what it started, and the directory goes
+/// (unless `PRISM_KEEP_SESSION` is set: then its path is printed).
 ///
 ///   prism::testing::process_cluster cluster{{.nodes = 2}};
 ///   cluster.kill_node(1);             // SIGKILL: dead at once

@@ -1,0 +1,308 @@
+// Cluster mode: the driver (this program), the head and nodes as processes
+// of their own on loopback, started with the `prism` command. Tasks and
+// actor calls cross from the driver to worker processes that the nodes start
+// from this very program (main serves as a worker first).
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <ctime>
+#include <memory>
+#include <regex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <prism/prism.hpp>
+#include <prism/testing.hpp>
+
+#include "bench.hpp"
+
+namespace prism::bench {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr auto result_timeout = std::chrono::seconds{120};
+
+int small_value() {
+  return 0;
+}
+
+/// A value of `mb` megabytes, kept in the object store of the node that
+/// runs this.
+std::string big_value(int mb) {
+  return std::string(static_cast<std::size_t>(mb) << 20, 'x');
+}
+
+/// Wall-clock time in milliseconds, as every process on this host reads it.
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Notes in the key-value table when each attempt started and the pid of
+/// the node process that runs it, then runs long enough for that node to be
+/// killed under it.
+int note_attempt(int run) {
+  auto attempt = prism::get_runtime_context().attempt;
+  prism::kv::put("run-" + std::to_string(run) + "-attempt-" +
+                     std::to_string(attempt),
+                 std::to_string(now_ms()) + " " +
+                     std::to_string(static_cast<int>(::getppid())),
+                 true, "bench");
+  if (attempt == 0)
+    std::this_thread::sleep_for(30s);
+  return attempt;
+}
+
+class counter {
+public:
+  static counter* create() {
+    return new counter;
+  }
+
+  int add(int x) {
+    total_ += x;
+    return total_;
+  }
+
+private:
+  int total_ = 0;
+};
+
+PRISM_REMOTE(small_value, big_value, note_attempt, counter::create,
+             &counter::add);
+
+/// The cluster every cluster metric runs on, started on first use and kept
+/// for the rest of the run: a head and one node of two CPUs each, this
+/// process attached as the driver. The node offers "far", so a task that
+/// asks for it runs there and not on the head's node, which the driver
+/// leases from.
+struct bench_cluster {
+  bench_cluster() : cluster{options()} {}
+
+  static testing::process_cluster::options options() {
+    testing::process_cluster::options o;
+    o.command = PRISM_TOOL_PATH;
+    o.cpus = 2;
+    return o;
+  }
+
+  testing::process_cluster cluster;
+  std::size_t far_node = cluster.add_node({"--resources", R"({"far": 100})"});
+  actor_handle<counter> actor = prism::actor(counter::create).remote();
+};
+
+bench_cluster& running_cluster() {
+  static std::unique_ptr<bench_cluster> c;
+  if (!c)
+    c = std::make_unique<bench_cluster>();
+  return *c;
+}
+
+// -- metrics ------------------------------------------------------------------
+
+double tasks_sync(const run_options& opts) {
+  running_cluster();
+  auto n = opts.iterations(5'000);
+  return ops_per_second(n, [n] {
+    for (std::size_t i = 0; i < n; ++i)
+      expect(get(task(small_value).remote(), result_timeout) == 0,
+             "small_value returned a value other than 0");
+  });
+}
+
+double tasks_async(const run_options& opts) {
+  running_cluster();
+  auto n = opts.iterations(100'000);
+  return ops_per_second(n, [n] {
+    std::vector<object_ref<int>> refs;
+    refs.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      refs.push_back(task(small_value).remote());
+    auto xs = get(refs, result_timeout);
+    expect(std::all_of(xs.begin(), xs.end(), [](int x) { return x == 0; }),
+           "small_value returned a value other than 0");
+  });
+}
+
+double actor_calls_sync(const run_options& opts) {
+  auto& a = running_cluster().actor;
+  auto n = opts.iterations(5'000);
+  return ops_per_second(n, [&a, n] {
+    for (std::size_t i = 0; i < n; ++i)
+      get(a.task(&counter::add).remote(1), result_timeout);
+  });
+}
+
+double actor_calls_async(const run_options& opts) {
+  auto& a = running_cluster().actor;
+  auto n = opts.iterations(100'000);
+  return ops_per_second(n, [&a, n] {
+    std::vector<object_ref<int>> refs;
+    refs.reserve(n);
+    for (std::size_t i = 0; i < n; ++i)
+      refs.push_back(a.task(&counter::add).remote(1));
+    auto xs = get(refs, result_timeout);
+    expect(xs.back() - xs.front() == static_cast<int>(n) - 1,
+           "the actor's calls did not run once each, in order");
+  });
+}
+
+double get_100mb_across_nodes(const run_options& opts) {
+  running_cluster();
+  int mb = opts.smoke ? 10 : 100;
+  // Made on the far node and kept in its object store; then read here.
+  auto ref = task(big_value).resources({{"far", 1}}).remote(mb);
+  wait(std::vector<object_ref<std::string>>{ref}, 1, result_timeout);
+  auto start = clock::now();
+  auto value = get(ref, result_timeout);
+  std::chrono::duration<double> took = clock::now() - start;
+  expect(value.size() == static_cast<std::size_t>(mb) << 20,
+         "the value read is not the size written");
+  return mb / took.count();
+}
+
+/// The median time, over the node logs, from a worker process's start to
+/// its registration with its node.
+double worker_process_start_ms(const run_options&) {
+  auto& c = running_cluster();
+  // A new job needs worker processes of its own.
+  {
+    auto job = client::connect("bench-start");
+    std::vector<object_ref<int>> refs;
+    for (int i = 0; i < 4; ++i)
+      refs.push_back(job.task(small_value).remote());
+    job.get(refs.back(), result_timeout);
+    job.shutdown();
+  }
+  static const std::regex line{
+      R"(registered (\d+(\.\d+)?) ms after its start)"};
+  std::vector<double> samples;
+  for (auto name : {std::string{"head"},
+                    "node-" + std::to_string(c.cluster.node_pid(c.far_node))}) {
+    auto log = c.cluster.log_of(name);
+    for (std::sregex_iterator i{log.begin(), log.end(), line}, end; i != end;
+         ++i)
+      samples.push_back(std::stod((*i)[1].str()));
+  }
+  expect(!samples.empty(), "no node logged a worker process's registration");
+  std::sort(samples.begin(), samples.end());
+  return samples[samples.size() / 2];
+}
+
+/// A note of `note_attempt`: when it started, and its node's pid.
+struct attempt_note {
+  std::int64_t started_ms = 0;
+  int node_pid = 0;
+};
+
+attempt_note wait_for_note(const std::string& key) {
+  auto deadline = clock::now() + result_timeout;
+  while (clock::now() < deadline) {
+    if (auto v = kv::get(key, "bench")) {
+      attempt_note note;
+      note.started_ms = std::stoll(v->substr(0, v->find(' ')));
+      note.node_pid = std::stoi(v->substr(v->find(' ') + 1));
+      return note;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  throw std::runtime_error("no attempt noted as " + key);
+}
+
+/// SIGKILL of a node under a running task to the task's retry starting on
+/// another node.
+double node_kill_to_retry_ms(const run_options&) {
+  static int run = 0;
+  ++run;
+  auto& c = running_cluster();
+  // Two fresh nodes that may run it; the first attempt runs on one of them.
+  std::vector<std::size_t> spots;
+  for (int i = 0; i < 2; ++i)
+    spots.push_back(c.cluster.add_node({"--resources", R"({"spot": 1})"}));
+  auto key = [](int attempt) {
+    return "run-" + std::to_string(run) + "-attempt-" + std::to_string(attempt);
+  };
+  auto ref =
+      task(note_attempt).resources({{"spot", 1}}).max_retries(1).remote(run);
+  auto first = wait_for_note(key(0));
+  auto victim = std::find_if(spots.begin(), spots.end(), [&](std::size_t i) {
+    return c.cluster.node_pid(i) == first.node_pid;
+  });
+  expect(victim != spots.end(), "the task ran on no node it could run on");
+  auto killed_at = now_ms();
+  c.cluster.kill_node(*victim);
+  auto retried = wait_for_note(key(1));
+  expect(get(ref, result_timeout) == 1, "the retry did not run");
+  expect(retried.node_pid != first.node_pid, "the retry ran on the dead node");
+  for (auto i : spots)
+    if (i != *victim)
+      c.cluster.kill_node(i);
+  return static_cast<double>(retried.started_ms - killed_at);
+}
+
+/// Milliseconds since midnight of the times in the head's log lines that
+/// declare a node dead ("[HH:MM:SS.mmm] ... node N is dead").
+std::vector<std::int64_t> deaths_in(const std::string& log) {
+  static const std::regex line{
+      R"(\[(\d\d):(\d\d):(\d\d)\.(\d\d\d)\][^\n]*node [0-9a-f]+ is dead)"};
+  std::vector<std::int64_t> result;
+  for (std::sregex_iterator i{log.begin(), log.end(), line}, end; i != end; ++i)
+    result.push_back(
+        ((std::stoll((*i)[1].str()) * 60 + std::stoll((*i)[2].str())) * 60 +
+         std::stoll((*i)[3].str())) *
+            1000 +
+        std::stoll((*i)[4].str()));
+  return result;
+}
+
+/// SIGSTOP of a node to the control store declaring it dead (the time its
+/// log line gives), with the default heartbeat settings.
+double node_freeze_detect_ms(const run_options&) {
+  auto& c = running_cluster();
+  auto i = c.cluster.add_node();
+  auto before = deaths_in(c.cluster.log_of("head")).size();
+  auto frozen_at = now_ms();
+  c.cluster.freeze_node(i);
+  auto start = clock::now();
+  std::vector<std::int64_t> deaths;
+  while ((deaths = deaths_in(c.cluster.log_of("head"))).size() <= before) {
+    expect(clock::now() - start < 60s, "a frozen node was never declared dead");
+    std::this_thread::sleep_for(20ms);
+  }
+  c.cluster.kill_node(i);
+  // The log's clock is the local time of day, to the millisecond.
+  constexpr std::int64_t day_ms = 24 * 3600 * 1000;
+  std::time_t seconds = frozen_at / 1000;
+  std::tm local{};
+  ::localtime_r(&seconds, &local);
+  auto frozen_of_day =
+      ((local.tm_hour * 60 + local.tm_min) * 60 + local.tm_sec) * 1000LL +
+      frozen_at % 1000;
+  return static_cast<double>((deaths.back() - frozen_of_day + day_ms) % day_ms);
+}
+
+} // namespace
+
+std::vector<metric> cluster_metrics() {
+  return {
+      {"cluster_tasks_sync", "per_s", false, tasks_sync},
+      {"cluster_tasks_async", "per_s", false, tasks_async},
+      {"cluster_actor_calls_sync", "per_s", false, actor_calls_sync},
+      {"cluster_actor_calls_async", "per_s", false, actor_calls_async},
+      {"cluster_get_100mb_across_nodes", "MB_per_s", false,
+       get_100mb_across_nodes},
+      {"worker_process_start_ms", "ms", false, worker_process_start_ms},
+      {"cluster_node_freeze_detect_ms", "ms", false, node_freeze_detect_ms},
+      {"cluster_node_kill_to_retry_ms", "ms", false, node_kill_to_retry_ms},
+  };
+}
+
+} // namespace prism::bench
