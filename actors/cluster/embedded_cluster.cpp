@@ -516,8 +516,7 @@ config with_environment(config cfg) {
 void start_cluster(const config& cfg, std::vector<resource_map> nodes,
                    bool may_attach) {
   // A worker process serves as its worker instead, and never returns.
-  if (started_as_worker())
-    serve_as_worker();
+  prism::serve_if_worker();
   std::lock_guard<std::mutex> guard{cluster_mu};
   if (cluster)
     throw error(errc::invalid_argument, "prism is already initialized");

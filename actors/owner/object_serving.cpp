@@ -130,10 +130,12 @@ void request_object(owner_actor* self, const object_id& id,
     return;
   // The ref's address, or the one this process's entry for it keeps.
   auto& sys = self->system();
-  auto kept = st.cfg.store->owner_of(id).second;
   auto handle = owner_at(sys, address);
-  if (!handle)
+  detail::owner_address kept;
+  if (!handle) {
+    kept = st.cfg.store->owner_of(id).second;
     handle = owner_at(sys, kept);
+  }
   if (!handle && !address && !kept) {
     // No address to reach an owner by: the ref was made up, or read from
     // bytes without the value that listed it. Answered as a message, as

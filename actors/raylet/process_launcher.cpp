@@ -32,7 +32,6 @@ worker_program this_program() {
   }
   // What exec runs is the file behind the link now; resolve it here, in
   // this process, so the child runs this very binary.
-  std::error_code ec;
   char buf[4096];
   auto n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n > 0) {

@@ -77,6 +77,34 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
   return id;
 }
 
+// The process started for an instance registered: it hosts the instance
+// now, and the host it answers with is watched as any other.
+void hand_instance(raylet_actor* self, const worker_id& id,
+                   const caf::actor& worker) {
+  auto& st = self->state;
+  auto p = st.pending_hosts.find(id);
+  if (p == st.pending_hosts.end())
+    return;
+  auto msg = std::move(p->second);
+  st.pending_hosts.erase(p);
+  self->request(worker, st.cfg.worker_start_timeout, msg)
+      .then(
+          [self, id, msg](caf::actor& host) {
+            self->monitor(host);
+            self->state.hosts.emplace(host.address(),
+                                      hosted_instance{host, msg.spec.resources,
+                                                      msg.spec.id,
+                                                      msg.incarnation, id});
+          },
+          [self, id, msg](caf::error& err) {
+            host_failed(self, msg,
+                        "its worker process did not host it (" +
+                            self->system().render(err) + ")");
+            if (auto w = self->state.pool.find(id))
+              kill_worker_process(self, *w, "did not host its actor");
+          });
+}
+
 } // namespace
 
 void host_failed(raylet_actor* self, const protocol::host_actor& msg,
@@ -112,38 +140,6 @@ void start_queued_hosts(raylet_actor* self) {
       st.pending_hosts.emplace(id, std::move(msg));
   }
 }
-
-namespace {
-
-// The process started for an instance registered: it hosts the instance
-// now, and the host it answers with is watched as any other.
-void hand_instance(raylet_actor* self, const worker_id& id,
-                   const caf::actor& worker) {
-  auto& st = self->state;
-  auto p = st.pending_hosts.find(id);
-  if (p == st.pending_hosts.end())
-    return;
-  auto msg = std::move(p->second);
-  st.pending_hosts.erase(p);
-  self->request(worker, st.cfg.worker_start_timeout, msg)
-      .then(
-          [self, id, msg](caf::actor& host) {
-            self->monitor(host);
-            self->state.hosts.emplace(host.address(),
-                                      hosted_instance{host, msg.spec.resources,
-                                                      msg.spec.id,
-                                                      msg.incarnation, id});
-          },
-          [self, id, msg](caf::error& err) {
-            host_failed(self, msg,
-                        "its worker process did not host it (" +
-                            self->system().render(err) + ")");
-            if (auto w = self->state.pool.find(id))
-              kill_worker_process(self, *w, "did not host its actor");
-          });
-}
-
-} // namespace
 
 void refuse_job(raylet_actor* self, job_id job, errc code,
                 const std::string& why) {

@@ -56,6 +56,8 @@ int cluster_note_attempt(int run) {
                  std::to_string(now_ms()) + " " +
                      std::to_string(static_cast<int>(::getppid())),
                  true, "bench");
+  // Time is the subject: the first attempt must still run when its node
+  // is killed, well after the driver has read this note.
   if (attempt == 0)
     std::this_thread::sleep_for(30s);
   return attempt;
@@ -222,6 +224,7 @@ attempt_note wait_for_note(const std::string& key) {
       note.node_pid = std::stoi(v->substr(v->find(' ') + 1));
       return note;
     }
+    // Polls the table until the deadline: the note is the condition.
     std::this_thread::sleep_for(1ms);
   }
   throw std::runtime_error("no attempt noted as " + key);
@@ -287,6 +290,7 @@ double node_freeze_detect_ms(const run_options&) {
   std::vector<std::int64_t> deaths;
   while ((deaths = deaths_in(c.cluster.log_of("head"))).size() <= before) {
     expect(clock::now() - start < 60s, "a frozen node was never declared dead");
+    // Polls the log until the deadline; the time measured is the log's.
     std::this_thread::sleep_for(20ms);
   }
   c.cluster.kill_node(i);

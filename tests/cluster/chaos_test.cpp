@@ -78,6 +78,7 @@ private:
   void run() {
     std::mt19937 rng{52090};
     while (!stop_) {
+      // Time is the subject: a node dies once a second, whatever runs.
       std::this_thread::sleep_for(1s);
       if (stop_)
         break;
