@@ -63,6 +63,11 @@ bool started_as_worker() noexcept {
 }
 
 void serve_as_worker() {
+  // A task that calls exit() ends this process with its code at once:
+  // static destructors and atexit handlers must not run under the threads
+  // that still serve (they race them into a crash). Registered last, this
+  // runs first.
+  ::on_exit([](int status, void*) { leave(status); }, nullptr);
   auto token = take_variable(worker_token_variable);
   auto gate_text = take_variable(worker_gate_variable);
   set_log_level("");
