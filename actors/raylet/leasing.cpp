@@ -180,9 +180,11 @@ void end_lease(raylet_actor* self, std::uint64_t lease_id) {
   if (i == st.leases.end())
     return;
   st.available.add(i->second.granted);
-  st.lease_of_worker.erase(i->second.worker);
-  st.pool.release(i->second.worker);
+  auto worker = i->second.worker;
+  st.lease_of_worker.erase(worker);
   st.leases.erase(i);
+  st.pool.release(worker);
+  stop_if_job_finished(self, worker);
 }
 
 void lease_returned(raylet_actor* self, std::uint64_t lease_id) {

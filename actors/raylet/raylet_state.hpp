@@ -72,6 +72,9 @@ struct raylet_state {
   internal::cluster_node here;
   internal::resource_set available;
   worker_pool pool;
+  /// Jobs that finished: a worker of one whose lease ends stops instead of
+  /// waiting idle (a detached actor of the job may still lease new ones).
+  std::unordered_set<job_id> finished_jobs;
 
   // -- leasing ----------------------------------------------------------------
 
@@ -144,7 +147,8 @@ void request_lease(raylet_actor* self, protocol::lease_request& req);
 void schedule(raylet_actor* self);
 
 /// Ends a lease: its resources are free again, its worker goes back to the
-/// pool. It is not an error if the lease is over already.
+/// pool, or stops if its job finished. It is not an error if the lease is
+/// over already.
 void end_lease(raylet_actor* self, std::uint64_t lease_id);
 
 /// An owner is done with a lease.
@@ -198,6 +202,9 @@ void finish_job(raylet_actor* self, job_id job);
 
 /// Stops a worker that is not leased: a thread ends, a process exits.
 void stop_idle_worker(raylet_actor* self, worker_pool::worker& w);
+
+/// Stops the worker `id` if it is idle and its job finished.
+void stop_if_job_finished(raylet_actor* self, const worker_id& id);
 
 // -- worker processes (worker_processes.cpp) ----------------------------------
 

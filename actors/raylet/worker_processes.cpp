@@ -218,10 +218,13 @@ caf::result<bool> worker_ready(raylet_actor* self,
   st.log->info("worker process {} ({}) registered {:.1f} ms after its start",
                w->pid, id.hex(), took.count());
   start_queued_hosts(self);
-  if (hosts_actor)
+  if (hosts_actor) {
     hand_instance(self, id, msg.handle);
-  else
+  } else {
+    // Its job may have finished while it started, with nothing left to run.
     schedule(self);
+    stop_if_job_finished(self, id);
+  }
   return true;
 }
 

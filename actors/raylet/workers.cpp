@@ -62,6 +62,16 @@ void stop_idle_worker(raylet_actor* self, worker_pool::worker& w) {
   self->send_exit(w.handle, caf::exit_reason::user_shutdown);
 }
 
+void stop_if_job_finished(raylet_actor* self, const worker_id& id) {
+  auto& st = self->state;
+  auto w = st.pool.find(id);
+  if (w == nullptr || w->lease_id != 0 || w->starting || w->hosts_actor ||
+      !st.finished_jobs.contains(w->job))
+    return;
+  auto done = st.pool.remove(id);
+  stop_idle_worker(self, *done);
+}
+
 // A worker dies as a crash would: its owner goes at once, even while the
 // worker is busy in user code (which handles its exit only when that code
 // returns), so what the owner holds is lost and borrowers find it gone.
@@ -133,8 +143,8 @@ void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
 }
 
 void finish_job(raylet_actor* self, job_id job) {
-  // The job's idle workers go; workers still leased (to a detached
-  // actor of the job) return to the pool and go with the next end.
+  // The job's idle workers go now, its leased ones when their lease ends.
+  self->state.finished_jobs.insert(job);
   for (auto& w : self->state.pool.remove_idle_of(job))
     stop_idle_worker(self, w);
 }
