@@ -7,6 +7,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "cluster/head_link.hpp"
+#include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
@@ -77,6 +78,7 @@ void cluster_process::start_actor_system() {
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
   configure_cluster_process(*sys_cfg_, scheduler_threads(opts_.cfg), opts_.net);
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
+  start_dialer(*sys_, dial_timeout);
   directory_ = std::make_shared<owner_directory>();
   actor_pool_ = make_actor_pool();
   set_gcs_wait(std::chrono::milliseconds{opts_.cfg.gcs_reconnect_timeout_ms});
@@ -110,6 +112,7 @@ cluster_process::start_head(const options& opts) {
                                    address_of(opts.listen) + ": " +
                                    p->sys_->render(port.error()));
     p->port_ = *port;
+    set_own_contact(*p->sys_, address_of(host_port{opts.listen.host, *port}));
     std::tie(p->node_, p->raylet_) = p->start_raylet_here();
     start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
   } catch (...) {
@@ -124,6 +127,9 @@ cluster_process::start_node(const options& opts) {
   std::unique_ptr<cluster_process> p{new cluster_process(opts)};
   try {
     p->start_actor_system();
+    // Other processes connect to this one on the interface it reaches the
+    // head on.
+    listen_for_peers(*p->sys_, opts.head.host);
     auto conn = connect_head(
         *p->sys_, opts.head,
         std::chrono::milliseconds{opts.cfg.gcs_reconnect_timeout_ms},
@@ -181,6 +187,7 @@ void cluster_process::shutdown() {
   }
   raylet_ = link_ = endpoint_ = nullptr;
   directory_->clear();
+  stop_peers(*sys_);
   sys_->registry().await_running_count_equal(0);
   actor_pool_.reset();
   sys_.reset();

@@ -13,6 +13,7 @@
 #include "cluster/components.hpp"
 #include "cluster/head_link.hpp"
 #include "cluster/network.hpp"
+#include "cluster/peers.hpp"
 #include "cluster/shared_queue_policy.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
@@ -74,6 +75,11 @@ embedded_cluster::embedded_cluster(const config& cfg,
   actor_pool_ = make_actor_pool();
   set_gcs_wait(std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
   try {
+    if (cfg.worker_processes) {
+      // Worker processes connect to each other and to this one directly.
+      listen_for_peers(*sys_, "127.0.0.1");
+      start_dialer(*sys_, dial_timeout);
+    }
     start_control_store();
     for (auto& n : nodes)
       add_node(n);
@@ -97,6 +103,10 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
   auto wait = std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms};
   set_gcs_wait(wait);
   try {
+    // The processes of the cluster connect to this one directly, on the
+    // interface it reaches the head on.
+    listen_for_peers(*sys_, head.host);
+    start_dialer(*sys_, dial_timeout);
     auto conn = connect_head(*sys_, head, wait, wait, nullptr);
     gcs_ = conn.endpoint;
     head_link_ = conn.link;
@@ -285,6 +295,7 @@ void embedded_cluster::stop() {
     nodes_.clear();
   }
   directory_->clear();
+  stop_peers(*sys_);
   // The actor threads go before the actor system: a thread that spawned an
   // actor holds CAF's logger, which the system waits for in its destructor.
   sys_->registry().await_running_count_equal(0);

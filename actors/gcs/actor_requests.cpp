@@ -92,7 +92,8 @@ void accept_started_instance(gcs_actor* self, protocol::actor_started& msg) {
   // instance, which ends a recovery.
   bool repeated =
       e.state == actor_state::alive && !e.recovering && e.host == msg.host;
-  if (!take_instance(self, e, msg.host, msg.incarnation, msg.node)) {
+  if (!take_instance(self, e, msg.host, msg.incarnation, msg.node,
+                     msg.contact)) {
     self->send_exit(msg.host, caf::exit_reason::kill);
     return;
   }

@@ -18,7 +18,8 @@ protocol::actor_update update_of(const actor_entry& a) {
                                 a.incarnation,
                                 a.spec.max_task_retries,
                                 a.death_kind,
-                                a.death_cause};
+                                a.death_cause,
+                                a.host_contact};
 }
 
 protocol::actor_update unknown_actor_update(const actor_id& id) {
@@ -181,7 +182,8 @@ void instances_lost_with_node(gcs_actor* self, const node_id& node,
 }
 
 bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
-                   std::int32_t incarnation, const node_id& node) {
+                   std::int32_t incarnation, const node_id& node,
+                   const std::string& contact) {
   auto& st = self->state.actors;
   if (a.state == actor_state::dead || incarnation < a.incarnation)
     return false;
@@ -195,6 +197,7 @@ bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
   a.recovering = false;
   a.incarnation = incarnation;
   a.host = host;
+  a.host_contact = contact;
   a.node = node;
   occupy_node(self, a);
   st.by_host[host.address()] = a.spec.id;
@@ -203,8 +206,9 @@ bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
 }
 
 bool reattach_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
-                       std::int32_t incarnation, const node_id& node) {
-  if (!take_instance(self, a, host, incarnation, node))
+                       std::int32_t incarnation, const node_id& node,
+                       const std::string& contact) {
+  if (!take_instance(self, a, host, incarnation, node, contact))
     return false;
   save_actor(self, a);
   if (a.state == actor_state::alive)
@@ -217,7 +221,8 @@ void reattach_hosted(gcs_actor* self, const protocol::add_node& msg) {
   for (auto& h : msg.hosted) {
     auto a = st.actors.entries.find(h.actor);
     if (a == st.actors.entries.end() ||
-        !reattach_instance(self, a->second, h.host, h.incarnation, msg.node)) {
+        !reattach_instance(self, a->second, h.host, h.incarnation, msg.node,
+                           h.contact)) {
       st.log->info("node {} hosts actor {}, which is unknown or stale; it "
                    "ends",
                    msg.node.hex(), h.actor.hex());

@@ -34,6 +34,8 @@ struct actor_entry {
   internal::actor_spec spec;
   actor_state state = actor_state::pending;
   caf::actor host;
+  /// Where the host's process takes connections.
+  std::string host_contact;
   /// The node the actor lives on or is being started on.
   node_id node;
   bool placed = false;
@@ -105,12 +107,14 @@ void instances_lost_with_node(gcs_actor* self, const node_id& node,
 /// Takes `host` as the instance of `a`, without saving the change; false
 /// if it is stale.
 bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
-                   std::int32_t incarnation, const node_id& node);
+                   std::int32_t incarnation, const node_id& node,
+                   const std::string& contact);
 
 /// Takes `host` as the live instance of `a` (reported after a restart of
 /// the control store); false if it is stale.
 bool reattach_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
-                       std::int32_t incarnation, const node_id& node);
+                       std::int32_t incarnation, const node_id& node,
+                       const std::string& contact);
 
 /// Reattaches the instances a registering node hosts; those unknown or
 /// stale end.

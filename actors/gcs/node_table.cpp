@@ -54,7 +54,8 @@ void register_node(gcs_actor* self, protocol::add_node& msg) {
     n.awaited = false;
     --st.nodes.awaited;
   }
-  n.info = protocol::node_info{msg.node, msg.resources, msg.raylet, true};
+  n.info = protocol::node_info{msg.node, msg.resources, msg.raylet, true,
+                               msg.contact};
   count_placed_actors(self, n);
   save_node(self, n);
   reattach_hosted(self, msg);

@@ -49,9 +49,9 @@ void push(owner_actor* self, task_entry& t, lease_entry& lease) {
 // The request for a lease that fits the tasks of queue `q`.
 protocol::lease_request lease_request_for(owner_actor* self, const key_queue& q,
                                           std::uint64_t request_id) {
-  return protocol::lease_request{request_id,  q.job,
-                                 q.resources, self_handle(self),
-                                 q.affinity,  q.affinity_soft};
+  return protocol::lease_request{
+      request_id, q.job,           q.resources,        self_handle(self),
+      q.affinity, q.affinity_soft, self->state.contact};
 }
 
 // Pushes the ready tasks of queue `q` to its leases, each to the lease that
@@ -232,7 +232,9 @@ void watch_raylet(owner_actor* self, const caf::actor& raylet) {
     self->monitor(raylet);
 }
 
-void lease_granted(owner_actor* self, protocol::lease_grant& g) {
+namespace {
+
+void take_lease(owner_actor* self, protocol::lease_grant& g) {
   auto& sched = self->state.scheduling;
   auto answered_key = answered(self, g.request_id);
   if (!answered_key) {
@@ -252,6 +254,22 @@ void lease_granted(owner_actor* self, protocol::lease_grant& g) {
   maybe_idle(self, l);
 }
 
+} // namespace
+
+// Tasks go straight to the worker's process, and the lease straight back to
+// the raylet's: this owner connects to both first.
+void lease_granted(owner_actor* self, protocol::lease_grant& g) {
+  auto worker_node = g.worker_handle.node();
+  auto raylet_node = g.raylet.node();
+  auto worker_contact = g.worker_contact;
+  auto raylet_contact = g.raylet_contact;
+  reach(self, worker_node, worker_contact,
+        [self, raylet_node, raylet_contact, g = std::move(g)]() mutable {
+          reach(self, raylet_node, raylet_contact,
+                [self, g = std::move(g)]() mutable { take_lease(self, g); });
+        });
+}
+
 // The raylet could not run a request; its node named another one that can.
 void lease_spilled(owner_actor* self, protocol::lease_spillback& msg) {
   auto& sched = self->state.scheduling;
@@ -261,7 +279,12 @@ void lease_spilled(owner_actor* self, protocol::lease_spillback& msg) {
   auto& q = sched.queues[r->second.key];
   r->second.raylet = msg.raylet;
   watch_raylet(self, msg.raylet);
-  self->send(msg.raylet, lease_request_for(self, q, msg.request_id));
+  auto raylet = msg.raylet;
+  auto request = lease_request_for(self, q, msg.request_id);
+  reach(self, raylet.node(), msg.raylet_contact,
+        [self, raylet, request = std::move(request)]() mutable {
+          self->send(raylet, std::move(request));
+        });
 }
 
 // No node will ever grant the request: the tasks queued for it fail.

@@ -147,9 +147,14 @@ void request_object(owner_actor* self, const object_id& id,
     ask_adopter(self, id, owner);
     return;
   }
-  if (st.objects.watched_owners.emplace(handle.address(), owner).second)
-    self->monitor(handle);
-  self->send(handle, protocol::object_request{id, self_handle(self)});
+  // Straight to the owner's process, whose death then shows at once.
+  auto contact = kept ? kept.contact : address.contact;
+  reach(self, handle.node(), contact, [self, handle, id, owner] {
+    if (self->state.objects.watched_owners.emplace(handle.address(), owner)
+            .second)
+      self->monitor(handle);
+    self->send(handle, protocol::object_request{id, self_handle(self)});
+  });
 }
 
 // An owner this one fetched from is gone: its objects not received yet never
@@ -252,7 +257,9 @@ void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs) {
     if (r.owner == st.cfg.self)
       continue;
     if (auto to = owner_at(self->system(), r.address))
-      self->send(to, protocol::remove_borrower{r.id, st.cfg.self, 1});
+      send_to_peer(
+          self->system(), to, r.address.contact,
+          caf::make_message(protocol::remove_borrower{r.id, st.cfg.self, 1}));
   }
 }
 
@@ -265,10 +272,12 @@ void register_borrowers(owner_actor* self, protocol::register_borrowers& msg) {
       release();
       continue;
     }
-    self->request(owner, registration_timeout,
-                  protocol::add_borrower{r.id, msg.borrower, msg.handle, 1})
-        .then([release](bool) { release(); },
-              [release](caf::error&) { release(); });
+    auto add = protocol::add_borrower{r.id, msg.borrower, msg.handle, 1};
+    reach(self, owner.node(), r.address.contact, [self, owner, add, release] {
+      self->request(owner, registration_timeout, add)
+          .then([release](bool) { release(); },
+                [release](caf::error&) { release(); });
+    });
   }
 }
 

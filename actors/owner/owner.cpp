@@ -68,6 +68,7 @@ void resubscribe_actors(owner_actor* self) {
 caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->state.cfg = std::move(cfg);
   self->state.log = shared_logger();
+  self->state.contact = own_contact(self->system());
   install_default_handlers(self, self->state.log);
   watch_raylet(self, self->state.cfg.raylet);
   self->set_down_handler(

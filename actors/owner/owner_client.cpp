@@ -4,6 +4,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/peers.hpp"
 #include "gcs/gcs_client.hpp"
 #include "owner/owner.hpp"
 #include "owner/owner_address.hpp"
@@ -62,15 +63,18 @@ internal::memory_store::hook store_hook(const worker_id& self,
     auto me = caf::actor_cast<caf::actor>(strong);
     if (e.what == kind::borrowed) {
       if (auto to = owner_at(sys, e.address))
-        caf::anon_send(to, protocol::add_borrower{e.id, self, me, 1});
+        send_to_peer(
+            sys, to, e.address.contact,
+            caf::make_message(protocol::add_borrower{e.id, self, me, 1}));
       return;
     }
     if (!e.location.nil() || e.report)
       caf::anon_send(me, protocol::object_freed{e.id});
     if (e.registrations > 0)
       if (auto to = owner_at(sys, e.address))
-        caf::anon_send(to,
-                       protocol::remove_borrower{e.id, self, e.registrations});
+        send_to_peer(sys, to, e.address.contact,
+                     caf::make_message(protocol::remove_borrower{
+                         e.id, self, e.registrations}));
   };
 }
 
@@ -92,6 +96,7 @@ const caf::actor& owner_client::owner_handle() {
     sys_.registry().put(owner_->id(),
                         caf::actor_cast<caf::strong_actor_ptr>(owner_));
     own_address_ = address_of_owner(owner_);
+    own_address_.contact = own_contact(sys_);
     cfg_.store->set_hook(store_hook(cfg_.self, owner_));
     cfg_.directory->add(cfg_.self, owner_);
     routes_->connect(owner_, cfg_.gcs);

@@ -25,6 +25,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/peers.hpp"
 #include "common/log.hpp"
 #include "owner/owner.hpp"
 #include "prism/internal/task_state.hpp"
@@ -191,6 +192,9 @@ struct owner_state {
 
   owner_config cfg;
   std::shared_ptr<spdlog::logger> log;
+  /// Where this owner's process takes connections; empty without a
+  /// middleman.
+  std::string contact;
   object_serving_state objects;
   lineage_state lineage;
   adoption_state adoption;

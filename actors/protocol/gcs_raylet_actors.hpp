@@ -30,12 +30,14 @@ struct actor_started {
   std::int32_t incarnation = 0;
   caf::actor host;
   node_id node;
+  /// Where the host's process takes connections.
+  std::string contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_started& x) {
   return f(static_cast<unique_id&>(x.actor), x.incarnation, x.host,
-           static_cast<unique_id&>(x.node));
+           static_cast<unique_id&>(x.node), x.contact);
 }
 
 /// raylet -> gcs: the instance is lost: the process that was to host it did

@@ -51,11 +51,13 @@ struct hosted_actor {
   actor_id actor;
   std::int32_t incarnation = 0;
   caf::actor host;
+  /// Where the host's process takes connections.
+  std::string contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, hosted_actor& x) {
-  return f(static_cast<unique_id&>(x.actor), x.incarnation, x.host);
+  return f(static_cast<unique_id&>(x.actor), x.incarnation, x.host, x.contact);
 }
 
 /// owner -> gcs, after a restart: send me updates of these actors again; the

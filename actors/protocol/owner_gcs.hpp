@@ -49,12 +49,14 @@ struct actor_update {
   std::int32_t max_task_retries = 0;
   internal::death_kind death_kind = internal::death_kind::none;
   std::string death_cause;
+  /// Where `host`'s process takes connections.
+  std::string host_contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_update& x) {
   return f(static_cast<unique_id&>(x.actor), x.state, x.host, x.incarnation,
-           x.max_task_retries, x.death_kind, x.death_cause);
+           x.max_task_retries, x.death_kind, x.death_cause, x.host_contact);
 }
 
 /// anyone -> gcs: find a live named actor. Answered with `actor_found`.

@@ -27,12 +27,15 @@ struct lease_request {
   /// for any.
   node_id affinity;
   bool affinity_soft = false;
+  /// Where `owner`'s process takes connections (see cluster/peers.hpp).
+  std::string owner_contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_request& x) {
   return f(x.request_id, x.job, x.resources, x.owner,
-           static_cast<unique_id&>(x.affinity), x.affinity_soft);
+           static_cast<unique_id&>(x.affinity), x.affinity_soft,
+           x.owner_contact);
 }
 
 /// raylet -> owner: no node can ever grant this request (its hard affinity
@@ -56,12 +59,16 @@ struct lease_grant {
   node_id node;
   /// The raylet that granted the lease, which gets it back.
   caf::actor raylet;
+  /// Where the worker's and the raylet's processes take connections.
+  std::string worker_contact;
+  std::string raylet_contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_grant& x) {
   return f(x.request_id, x.lease_id, static_cast<unique_id&>(x.worker),
-           x.worker_handle, static_cast<unique_id&>(x.node), x.raylet);
+           x.worker_handle, static_cast<unique_id&>(x.node), x.raylet,
+           x.worker_contact, x.raylet_contact);
 }
 
 /// raylet -> owner: this node cannot run the request; ask `raylet`, whose
@@ -70,11 +77,14 @@ struct lease_spillback {
   std::uint64_t request_id = 0;
   caf::actor raylet;
   node_id node;
+  /// Where `raylet`'s process takes connections.
+  std::string raylet_contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_spillback& x) {
-  return f(x.request_id, x.raylet, static_cast<unique_id&>(x.node));
+  return f(x.request_id, x.raylet, static_cast<unique_id&>(x.node),
+           x.raylet_contact);
 }
 
 /// owner -> raylet: the owner is done with a lease; its worker goes back to

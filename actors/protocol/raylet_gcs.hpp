@@ -22,11 +22,14 @@ struct add_node {
   internal::resource_set resources;
   caf::actor raylet;
   std::vector<hosted_actor> hosted;
+  /// Where the raylet's process takes connections.
+  std::string contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, add_node& x) {
-  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.hosted);
+  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.hosted,
+           x.contact);
 }
 
 /// gcs -> raylet: the node is registered.
@@ -59,11 +62,14 @@ struct node_info {
   internal::resource_set resources;
   caf::actor raylet;
   bool alive = true;
+  /// Where the raylet's process takes connections.
+  std::string contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_info& x) {
-  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.alive);
+  return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.alive,
+           x.contact);
 }
 
 /// gcs -> raylets: the nodes of the cluster now, sent whenever one joins or

@@ -78,11 +78,13 @@ typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
 struct worker_ready {
   std::string token;
   caf::actor handle;
+  /// Where the worker's process takes connections.
+  std::string contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_ready& x) {
-  return f(x.token, x.handle);
+  return f(x.token, x.handle, x.contact);
 }
 
 /// launcher -> raylet (in its process): a worker process ended; `how`

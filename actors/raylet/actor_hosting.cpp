@@ -65,8 +65,10 @@ void register_again(raylet_actor* self, const protocol::gcs_restarted& msg) {
   auto& st = self->state;
   auto again = registration(self);
   for (auto& [addr, h] : st.hosts) {
-    again.hosted.push_back(
-        protocol::hosted_actor{h.actor, h.incarnation, h.host});
+    auto w = h.worker.nil() ? nullptr : st.pool.find(h.worker);
+    again.hosted.push_back(protocol::hosted_actor{
+        h.actor, h.incarnation, h.host,
+        w != nullptr && !w->contact.empty() ? w->contact : st.contact});
     self->send(h.host, msg);
   }
   self->send(st.cfg.gcs, std::move(again));

@@ -31,8 +31,8 @@ const protocol::node_info* spill_target(raylet_actor* self,
 // Sends `req` on to the raylet of a node of the view.
 void send_on(raylet_actor* self, const protocol::lease_request& req,
              const protocol::node_info& n) {
-  self->send(req.owner,
-             protocol::lease_spillback{req.request_id, n.raylet, n.node});
+  self->send(req.owner, protocol::lease_spillback{req.request_id, n.raylet,
+                                                  n.node, n.contact});
 }
 
 // Tells the requester that no node will ever grant `req`.
@@ -116,7 +116,9 @@ bool grant(raylet_actor* self, const protocol::lease_request& req) {
     self->monitor(req.owner);
   self->send(req.owner,
              protocol::lease_grant{req.request_id, lease_id, w->id, w->handle,
-                                   st.cfg.node, self_handle(self)});
+                                   st.cfg.node, self_handle(self),
+                                   w->contact.empty() ? st.contact : w->contact,
+                                   st.contact});
   st.leases.emplace(lease_id, std::move(l));
   return true;
 }
@@ -156,8 +158,13 @@ bool place(raylet_actor* self, const protocol::lease_request& req) {
 } // namespace
 
 void request_lease(raylet_actor* self, protocol::lease_request& req) {
-  self->state.queue.push_back(std::move(req));
-  schedule(self);
+  // The grant goes straight to the owner, and its death is seen at once.
+  auto owner_node = req.owner.node();
+  auto contact = req.owner_contact;
+  reach(self, owner_node, contact, [self, req = std::move(req)]() mutable {
+    self->state.queue.push_back(std::move(req));
+    schedule(self);
+  });
 }
 
 void schedule(raylet_actor* self) {

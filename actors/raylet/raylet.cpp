@@ -17,7 +17,7 @@ namespace raylet_internal {
 protocol::add_node registration(raylet_actor* self) {
   auto& st = self->state;
   return protocol::add_node{
-      st.cfg.node, st.cfg.resources, self_handle(self), {}};
+      st.cfg.node, st.cfg.resources, self_handle(self), {}, st.contact};
 }
 
 namespace {
@@ -58,6 +58,7 @@ void start(raylet_actor* self, raylet_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.log = component_logger("raylet");
+  st.contact = own_contact(self->system());
   st.here = internal::cluster_node{st.cfg.node, st.cfg.resources, true};
   st.available = st.cfg.resources;
   install_default_handlers(self, st.log);

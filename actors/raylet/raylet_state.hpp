@@ -25,6 +25,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/peers.hpp"
 #include "common/log.hpp"
 #include "prism/internal/resource_set.hpp"
 #include "prism/internal/task_placement.hpp"
@@ -68,6 +69,8 @@ struct raylet_state {
 
   raylet_config cfg;
   std::shared_ptr<spdlog::logger> log;
+  /// Where this process takes connections; empty without a middleman.
+  std::string contact;
   /// This node as placement sees it: its id and everything it has.
   internal::cluster_node here;
   internal::resource_set available;

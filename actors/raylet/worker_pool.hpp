@@ -21,6 +21,9 @@ public:
   struct worker {
     worker_id id;
     caf::actor handle;
+    /// Where its process takes connections; empty for a worker thread (it
+    /// is in the raylet's process).
+    std::string contact;
     /// Bound job; 0 while unbound.
     job_id job;
     /// The lease the worker serves; 0 while idle.
@@ -56,7 +59,7 @@ public:
 
   /// A starting worker process registered with `handle`: it is idle now,
   /// unless it hosts an actor.
-  void registered(const worker_id& id, caf::actor handle);
+  void registered(const worker_id& id, caf::actor handle, std::string contact);
 
   /// Workers that run tasks (not the processes that host actors).
   std::size_t task_workers() const;

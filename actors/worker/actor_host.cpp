@@ -5,6 +5,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "common/user_errors.hpp"
@@ -251,9 +252,10 @@ void run_queued(host_actor* self) {
 // Tells the control store that the instance runs.
 void report_started(host_actor* self) {
   auto& st = self->state;
-  self->send(st.cfg.gcs, protocol::actor_started{
-                             st.cfg.spec.id, st.cfg.incarnation,
-                             caf::actor_cast<caf::actor>(self), st.cfg.node});
+  self->send(st.cfg.gcs,
+             protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
+                                     caf::actor_cast<caf::actor>(self),
+                                     st.cfg.node, own_contact(self->system())});
 }
 
 // The instance's owner client: what the actor's own calls own lives there.

@@ -10,6 +10,7 @@
 
 #include "cluster/components.hpp"
 #include "cluster/network.hpp"
+#include "cluster/peers.hpp"
 #include "common/log.hpp"
 #include "owner/owner_directory.hpp"
 #include "protocol/raylet_worker.hpp"
@@ -81,6 +82,14 @@ void serve_as_worker() {
   configure_cluster_process(cfg, 2, network_settings{});
   // The system is never destroyed: the process ends with _exit.
   auto* sys = new caf::actor_system{cfg};
+  // Owners and callers connect to this process directly.
+  std::string contact;
+  try {
+    contact = listen_for_peers(*sys, gate_address.host);
+  } catch (const std::exception& e) {
+    fail(gate_text, e.what());
+  }
+  start_dialer(*sys, dial_timeout);
   std::string why;
   auto gate = dial_published(*sys, gate_address, register_timeout, why);
   if (!gate)
@@ -101,7 +110,7 @@ void serve_as_worker() {
   self->monitor(worker);
   bool ready = false;
   self->request(gate, register_timeout,
-                protocol::worker_ready{std::move(token), worker})
+                protocol::worker_ready{std::move(token), worker, contact})
       .receive([&](bool ok) { ready = ok; },
                [&](caf::error& err) { why = sys->render(err); });
   if (!ready) {

@@ -1,5 +1,6 @@
 // Work that must survive node processes killed with SIGKILL and replaced,
-// once a second: nested tasks that retry forever. Every result comes back
+// once a second: nested tasks that retry forever, and calls to actors that
+// restart forever and retry their calls forever. Every result comes back
 // right, and every node's CPUs are free again at the end.
 
 #include <atomic>
@@ -7,6 +8,7 @@
 #include <random>
 #include <regex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -43,9 +45,29 @@ std::int64_t tree_sum(int depth, std::int64_t base) {
   return prism::get(a, result_timeout) + prism::get(b, result_timeout);
 }
 
+/// Answers each call with its number, after a while of work, and counts
+/// the calls its instance answered.
+class echo {
+public:
+  static echo* create() {
+    return new echo();
+  }
+
+  std::int64_t answer(std::int64_t number) {
+    // Stands in for computation, so that kills land while calls run.
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+    ++answered_;
+    return number;
+  }
+
+private:
+  std::int64_t answered_ = 0;
+};
+
 } // namespace cluster_chaos
 
 PRISM_REMOTE(cluster_chaos::tree_sum);
+PRISM_REMOTE(cluster_chaos::echo::create, &cluster_chaos::echo::answer);
 
 using namespace cluster_chaos;
 
@@ -168,6 +190,48 @@ BOOST_AUTO_TEST_CASE(nested_tasks_finish_right_while_nodes_are_killed) {
   BOOST_TEST(wrong == 0);
   BOOST_TEST(eventually(30s, [&] { return all_cpus_free(); }),
              cluster.run({"status"}).out);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// Ray's actor chaos test: actors that restart forever, whose calls retry
+// forever, live on the nodes being killed; every numbered call is answered
+// with its number, none lost and none mixed up.
+BOOST_AUTO_TEST_CASE(actor_calls_all_answer_while_the_actors_nodes_are_killed) {
+  constexpr int actors = 2;
+  constexpr int calls_per_wave = 20;
+  std::vector<prism::actor_handle<echo>> echoes;
+  for (int i = 0; i < actors; ++i)
+    echoes.push_back(prism::actor(echo::create)
+                         .max_restarts(-1)
+                         .max_task_retries(-1)
+                         .resources({{"spot", 1}})
+                         .remote());
+  std::int64_t next = 0;
+  int wrong = 0;
+  int kills = 0;
+  {
+    node_killer killer{cluster, nodes};
+    for (int wave = 0; wave < max_waves && killer.kills() < min_kills; ++wave) {
+      std::vector<std::pair<std::int64_t, prism::object_ref<std::int64_t>>>
+          calls;
+      for (int c = 0; c < calls_per_wave; ++c) {
+        auto& to = echoes[static_cast<std::size_t>(c % actors)];
+        calls.emplace_back(next, to.task(&echo::answer).remote(next));
+        ++next;
+      }
+      for (auto& [number, ref] : calls)
+        if (prism::get(ref, result_timeout) != number)
+          ++wrong;
+    }
+    kills = killer.kills();
+  }
+  BOOST_TEST_MESSAGE(next << " actor calls, " << kills << " node kills");
+  BOOST_TEST(kills >= min_kills);
+  BOOST_TEST(wrong == 0);
+  // The actors live on.
+  for (auto& e : echoes)
+    BOOST_TEST(prism::get(e.task(&echo::answer).remote(-1), result_timeout) ==
+               -1);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

@@ -48,6 +48,11 @@ int sum_refs(std::vector<prism::object_ref<int>> refs) {
   return sum;
 }
 
+/// A ref owned by the worker process this runs in.
+prism::object_ref<int> put_here(int x) {
+  return prism::put(x);
+}
+
 /// Runs on the node that holds the resource "where": the pid and the node.
 std::pair<int, std::string> where_am_i() {
   return {pid_here(), prism::get_runtime_context().node.hex()};
@@ -85,7 +90,7 @@ private:
 
 PRISM_REMOTE(work_test::pid_here, work_test::square, work_test::sum_of_squares,
              work_test::sum_refs, work_test::where_am_i,
-             work_test::abort_first_attempt);
+             work_test::abort_first_attempt, work_test::put_here);
 PRISM_REMOTE(work_test::tally::create, &work_test::tally::add,
              &work_test::tally::pid);
 
@@ -114,8 +119,6 @@ BOOST_AUTO_TEST_CASE(tasks_run_in_worker_processes_of_the_drivers_program) {
 }
 
 BOOST_AUTO_TEST_CASE(an_actor_lives_in_a_worker_process_of_the_head_node) {
-  // On the head's node: an actor behind another node is not reached yet
-  // (see README, "Current limits").
   process_cluster cluster{attached_cluster(0)};
   auto counter = prism::actor(tally::create).remote(100);
   std::vector<prism::object_ref<int>> totals;
@@ -125,6 +128,51 @@ BOOST_AUTO_TEST_CASE(an_actor_lives_in_a_worker_process_of_the_head_node) {
   auto pid = prism::get(counter.task(&tally::pid).remote(), result_timeout);
   BOOST_TEST(pid != pid_here());
   BOOST_TEST(pid != cluster.node_pid(0));
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// Work that runs behind another node than the head's: the driver's tasks
+// spill there, and the driver, the worker processes there and the actor's
+// process reach each other directly (through the head, CAF 0.17 would lose
+// their messages).
+BOOST_AUTO_TEST_CASE(work_behind_another_node_reaches_the_driver_directly) {
+  process_cluster cluster{attached_cluster(0)};
+  cluster.add_node({"--resources", R"({"far": 4})"});
+  const prism::resource_map far{{"far", 1}};
+  auto head_node =
+      prism::get(prism::task(where_am_i).remote(), result_timeout).second;
+  auto [pid, node] = prism::get(prism::task(where_am_i).resources(far).remote(),
+                                result_timeout);
+  BOOST_TEST(node != head_node);
+  BOOST_TEST(pid != cluster.node_pid(1));
+  // Nested tasks submitted there; refs owned by the driver read there.
+  BOOST_TEST(prism::get(prism::task(sum_of_squares).resources(far).remote(10),
+                        result_timeout) == 385);
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 1; i <= 4; ++i)
+    refs.push_back(prism::put(i));
+  BOOST_TEST(prism::get(prism::task(sum_refs).resources(far).remote(refs),
+                        result_timeout) == 10);
+  // A ref owned by a worker process there, read by the driver and by a
+  // worker process on the head's node.
+  auto inner = prism::get(prism::task(put_here).resources(far).remote(36),
+                          result_timeout);
+  BOOST_TEST(prism::get(inner, result_timeout) == 36);
+  BOOST_TEST(prism::get(prism::task(sum_refs).remote(
+                            std::vector<prism::object_ref<int>>{inner}),
+                        result_timeout) == 36);
+  // An actor in a worker process there, called in order.
+  auto counter = prism::actor(tally::create).resources(far).remote(100);
+  std::vector<prism::object_ref<int>> totals;
+  for (int i = 1; i <= 50; ++i)
+    totals.push_back(counter.task(&tally::add).remote(1));
+  auto all = prism::get(totals, result_timeout);
+  for (int i = 0; i < 50; ++i)
+    BOOST_TEST(all[i] == 101 + i);
+  auto actor_pid =
+      prism::get(counter.task(&tally::pid).remote(), result_timeout);
+  BOOST_TEST(actor_pid != cluster.node_pid(1));
+  BOOST_TEST(actor_pid != pid_here());
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

@@ -61,6 +61,9 @@ struct owner_address {
   /// without its value).
   caf::actor_id aid = 0;
   caf::node_id nid;
+  /// Where its process takes connections, "HOST:PORT"; empty if unknown
+  /// (a process without a middleman).
+  std::string contact;
 
   /// The owner actor, or nullptr if no handle was made or it is gone.
   caf::strong_actor_ptr lock() const noexcept {
@@ -99,7 +102,7 @@ typename Inspector::result_type inspect(Inspector& f, owner_address& x) {
       return caf::none;
     return caf::save_actor(strong, ctx, x.aid, x.nid);
   };
-  return f(x.aid, x.nid, caf::meta::load_callback(load),
+  return f(x.aid, x.nid, x.contact, caf::meta::load_callback(load),
            caf::meta::save_callback(save));
 }
 

@@ -1,0 +1,259 @@
+#include "cluster/peers.hpp"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <caf/all.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
+
+#include "cluster/network.hpp"
+#include "common/default_handlers.hpp"
+#include "prism/error.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+// Sends `msg` as it is, from nobody (`anon_send` would wrap it in another
+// message).
+void send_message(const caf::actor& dest, caf::message msg) {
+  dest->enqueue(nullptr, caf::make_message_id(), std::move(msg), nullptr);
+}
+
+const auto dialer_name = caf::atom("PrismDial");
+
+/// What this process knows of its peers, per actor system.
+struct peer_table {
+  /// Where it takes connections.
+  std::string contact;
+  /// The middleman's BASP broker, whose routing table knows the processes
+  /// connected to this one (it locks the table itself).
+  caf::actor broker;
+  /// Per process, the messages handed to the dialer and not sent yet:
+  /// later ones queue behind them.
+  std::unordered_map<caf::node_id, std::size_t> in_dialer;
+};
+
+std::mutex tables_mu;
+std::unordered_map<const caf::actor_system*, peer_table> tables;
+
+// Whether the middleman has a connection to `node` (under `tables_mu`,
+// which keeps the broker alive).
+bool connected_to_locked(const peer_table& table, const caf::node_id& node) {
+  if (!table.broker)
+    return false;
+  auto* basp = static_cast<caf::io::basp_broker*>(
+      caf::actor_cast<caf::abstract_actor*>(table.broker));
+  return static_cast<bool>(basp->instance.tbl().lookup_direct(node));
+}
+
+// Counts a message to `node` handed to the dialer, unless none waits there
+// and `node` is connected: then it may go straight and this returns false.
+bool hand_to_dialer(caf::actor_system& sys, const caf::node_id& node) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  auto i = tables.find(&sys);
+  if (i == tables.end())
+    return false;
+  auto& n = i->second.in_dialer[node];
+  if (n == 0 && connected_to_locked(i->second, node)) {
+    i->second.in_dialer.erase(node);
+    return false;
+  }
+  ++n;
+  return true;
+}
+
+// The dialer sent `count` messages it held for `node`.
+void sent_from_dialer(caf::actor_system& sys, const caf::node_id& node,
+                      std::size_t count) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  auto i = tables.find(&sys);
+  if (i == tables.end())
+    return;
+  auto j = i->second.in_dialer.find(node);
+  if (j == i->second.in_dialer.end())
+    return;
+  j->second -= std::min(j->second, count);
+  if (j->second == 0)
+    i->second.in_dialer.erase(j);
+}
+
+/// A message to send once its destination's process is connected.
+struct held_message {
+  caf::actor dest;
+  caf::message msg;
+};
+
+struct dialer_state {
+  /// Who waits for a connection to each process being dialed.
+  std::unordered_map<caf::node_id, std::vector<caf::response_promise>> waiting;
+  /// The processes being dialed.
+  std::unordered_set<caf::node_id> dialing;
+  /// What waits to be sent there, in order.
+  std::unordered_map<caf::node_id, std::vector<held_message>> held;
+  static inline const char* name = "prism.dialer";
+};
+
+using dialer_actor = caf::stateful_actor<dialer_state>;
+
+void answer(dialer_actor* self, const caf::node_id& node,
+            const caf::error& err) {
+  self->state.dialing.erase(node);
+  // Held messages go first (connected or not: through the cluster then),
+  // so that nothing sent straight once the process counts as connected
+  // overtakes them.
+  if (auto h = self->state.held.find(node); h != self->state.held.end()) {
+    auto held = std::move(h->second);
+    self->state.held.erase(h);
+    for (auto& m : held)
+      send_message(m.dest, std::move(m.msg));
+    sent_from_dialer(self->system(), node, held.size());
+  }
+  auto i = self->state.waiting.find(node);
+  if (i == self->state.waiting.end())
+    return;
+  auto promises = std::move(i->second);
+  self->state.waiting.erase(i);
+  for (auto& rp : promises) {
+    if (err)
+      rp.deliver(err);
+    else
+      rp.deliver(true);
+  }
+}
+
+// Dials `contact` unless a dial of `node` is under way; `answer` ends it.
+void dial(dialer_actor* self, std::chrono::milliseconds timeout,
+          const caf::node_id& node, const std::string& contact) {
+  if (!self->state.dialing.insert(node).second)
+    return;
+  component_logger("peers")->debug("dialing {}", contact);
+  host_port where;
+  try {
+    where = parse_host_port(contact, "a peer's contact");
+  } catch (const std::exception& e) {
+    answer(self, node,
+           caf::make_error(caf::sec::invalid_argument, std::string{e.what()}));
+    return;
+  }
+  self->request(self->system().middleman().actor_handle(), timeout,
+                caf::connect_atom::value, where.host, where.port)
+      .then(
+          [self, node, contact](const caf::node_id& found,
+                                caf::strong_actor_ptr&,
+                                const std::set<std::string>&) {
+            if (found == node)
+              answer(self, node, caf::none);
+            else
+              answer(self, node,
+                     caf::make_error(caf::sec::invalid_argument,
+                                     contact +
+                                         " is another process now: the one "
+                                         "named there is gone"));
+          },
+          [self, node](caf::error& err) { answer(self, node, err); });
+}
+
+// Connects to the processes others name by contact. CAF's middleman keeps
+// one connection per pair of processes: dialing a process that connected to
+// this one already costs a handshake and keeps the first connection.
+caf::behavior dialer(dialer_actor* self, std::chrono::milliseconds timeout) {
+  install_default_handlers(self, component_logger("peers"));
+  return {
+      [self, timeout](dial_atom, const caf::node_id& node,
+                      const std::string& contact) -> caf::result<bool> {
+        if (connected_to(self->system(), node))
+          return true;
+        auto rp = self->make_response_promise();
+        self->state.waiting[node].push_back(rp);
+        dial(self, timeout, node, contact);
+        return rp;
+      },
+      [self, timeout](dial_atom, const caf::node_id& node,
+                      const std::string& contact, caf::actor& dest,
+                      caf::message& msg) {
+        self->state.held[node].push_back(
+            held_message{std::move(dest), std::move(msg)});
+        if (connected_to(self->system(), node) &&
+            self->state.dialing.count(node) == 0)
+          answer(self, node, caf::none); // sends what it holds, in order
+        else
+          dial(self, timeout, node, contact);
+      },
+  };
+}
+
+} // namespace
+
+void set_own_contact(caf::actor_system& sys, std::string contact) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  tables[&sys].contact = std::move(contact);
+}
+
+std::string listen_for_peers(caf::actor_system& sys, const std::string& host) {
+  auto port = sys.middleman().open(0, host.c_str(), true);
+  if (!port)
+    throw invalid_argument_error("cannot listen for the cluster's processes "
+                                 "on '" +
+                                 host + "': " + sys.render(port.error()));
+  auto contact = address_of(host_port{host, *port});
+  set_own_contact(sys, contact);
+  return contact;
+}
+
+std::string own_contact(caf::actor_system& sys) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  auto i = tables.find(&sys);
+  return i != tables.end() ? i->second.contact : std::string{};
+}
+
+void send_to_peer(caf::actor_system& sys, const caf::actor& dest,
+                  const std::string& contact, caf::message msg) {
+  auto node = dest.node();
+  // Straight there once connected, unless earlier messages still wait in
+  // the dialer: those go first.
+  auto dialer =
+      node == sys.node() || contact.empty() ? caf::actor{} : dialer_of(sys);
+  if (!dialer || !hand_to_dialer(sys, node)) {
+    send_message(dest, std::move(msg));
+    return;
+  }
+  caf::anon_send(dialer, dial_atom::value, node, contact, dest, std::move(msg));
+}
+
+void stop_peers(caf::actor_system& sys) {
+  if (auto handle = dialer_of(sys)) {
+    sys.registry().erase(dialer_name);
+    caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
+  }
+  std::lock_guard<std::mutex> guard{tables_mu};
+  tables.erase(&sys);
+}
+
+bool connected_to(caf::actor_system& sys, const caf::node_id& node) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  auto i = tables.find(&sys);
+  return i != tables.end() && connected_to_locked(i->second, node);
+}
+
+void start_dialer(caf::actor_system& sys, std::chrono::milliseconds timeout) {
+  {
+    std::lock_guard<std::mutex> guard{tables_mu};
+    tables[&sys].broker =
+        sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  }
+  auto handle = sys.spawn<caf::hidden>(dialer, timeout);
+  sys.registry().put(dialer_name,
+                     caf::actor_cast<caf::strong_actor_ptr>(std::move(handle)));
+}
+
+caf::actor dialer_of(caf::actor_system& sys) {
+  return caf::actor_cast<caf::actor>(sys.registry().get(dialer_name));
+}
+
+} // namespace prism::actors

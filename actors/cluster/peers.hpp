@@ -1,0 +1,101 @@
+#pragma once
+
+// Direct connections between the processes of a cluster.
+//
+// CAF 0.17 sends a message for a process it has no connection to through
+// the process it learned that handle from. That process forwards it only if
+// it has itself read a handle of the destination, which a process that only
+// forwarded messages never has; and a process reached that way is never
+// reported down when it dies, since no connection of the sender drops. So
+// every process of a cluster listens (its *contact*, "HOST:PORT"); a message
+// that hands out the handle of a third process carries that process's
+// contact; and the receiver connects straight to it (`reach`) before it
+// sends there.
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
+#include <caf/message.hpp>
+#include <caf/node_id.hpp>
+
+#include "common/log.hpp"
+
+namespace prism::actors {
+
+using dial_atom = caf::atom_constant<caf::atom("dial")>;
+
+/// Names this process's contact in `sys`: where other processes of the
+/// cluster connect to it. Called once its middleman listens there.
+void set_own_contact(caf::actor_system& sys, std::string contact);
+
+/// Opens a port for other processes on `host` (any free port), makes it the
+/// contact of `sys`, and returns it. Throws `invalid_argument_error` if it
+/// cannot listen there.
+std::string listen_for_peers(caf::actor_system& sys, const std::string& host);
+
+/// The contact of `sys`, or "" if its processes take no connections (an
+/// embedded cluster of threads).
+std::string own_contact(caf::actor_system& sys);
+
+/// Starts the actor of `sys` that connects to other processes by their
+/// contact; `reach` finds it in the registry. Needs the middleman.
+void start_dialer(caf::actor_system& sys, std::chrono::milliseconds timeout);
+
+/// Stops the dialer of `sys` and forgets its contact: `sys` shuts down.
+void stop_peers(caf::actor_system& sys);
+
+/// The dialer of `sys`, or an invalid handle if it has none.
+caf::actor dialer_of(caf::actor_system& sys);
+
+/// Sends `msg` to `dest` from outside any actor, straight to its process:
+/// at once if connected already (or `dest` is here, or has no contact),
+/// else through the dialer once it connected.
+void send_to_peer(caf::actor_system& sys, const caf::actor& dest,
+                  const std::string& contact, caf::message msg);
+
+/// Whether this process has a connection of its own to the process `node`
+/// (dialed by either side), so that messages go straight there.
+bool connected_to(caf::actor_system& sys, const caf::node_id& node);
+
+/// How long the dialer waits for a connection to a process.
+inline constexpr std::chrono::milliseconds dial_timeout{4000};
+
+/// How long `reach` waits for a connection before it goes on without one.
+inline constexpr std::chrono::milliseconds reach_timeout{5000};
+
+/// Runs `then` once messages from `self` to the process `node` go straight
+/// there: at once if `node` is this process, is connected already, or has
+/// no contact; else after connecting to `contact`. Meanwhile `self` handles no
+/// other message, so what it sends later cannot overtake what `then` sends.
+/// If no connection comes about, `then` runs anyway (what it sends takes
+/// CAF's route through another process, or is lost with a dead process; its
+/// sender's own timeouts and watches apply).
+template <class Self, class F>
+void reach(Self* self, const caf::node_id& node, const std::string& contact,
+           F then) {
+  if (!node || node == self->node() || contact.empty() ||
+      connected_to(self->system(), node)) {
+    then();
+    return;
+  }
+  auto dialer = dialer_of(self->system());
+  if (!dialer) {
+    then();
+    return;
+  }
+  self->request(dialer, reach_timeout, dial_atom::value, node, contact)
+      .await(
+          [then](bool) mutable { then(); },
+          [then, contact](caf::error& err) mutable {
+            component_logger("peers")->warn(
+                "no direct connection to {}: {}; sending through the cluster",
+                contact, caf::to_string(err));
+            then();
+          });
+}
+
+} // namespace prism::actors
