@@ -3,6 +3,7 @@
 // tasks again when every copy is lost. Durable tasks' lineage is also
 // recorded in the control store, for adoption (adoption.cpp).
 
+#include <algorithm>
 #include <atomic>
 #include <optional>
 #include <string>
@@ -103,6 +104,17 @@ task_entry& rerun_entry(owner_actor* self, const object_id& id,
   return t;
 }
 
+// Forgets the copy of `loc` in the store of `raylet`, if it has one there.
+void drop_copy(located_object& loc, const caf::actor_addr& raylet) {
+  auto i = std::find_if(
+      loc.copies.begin(), loc.copies.end(),
+      [&](const object_copy& c) { return c.raylet.address() == raylet; });
+  if (i == loc.copies.end())
+    return;
+  loc.lost_at = i->node;
+  loc.copies.erase(i);
+}
+
 void forget_lineage(owner_actor* self, const object_id& id) {
   auto& st = self->state;
   if (st.lineage.durable.erase(id) == 0)
@@ -128,10 +140,12 @@ void drop_lineage(owner_actor* self, const object_id& id) {
 }
 
 void stored_in_node(owner_actor* self, const task_entry& t, const object_id& id,
-                    const node_id& node, const caf::actor& store,
-                    std::int32_t attempt) {
-  self->state.lineage.located[id] = located_object{node, store, attempt, false};
-  watch_raylet(self, store);
+                    object_copy where, std::int32_t attempt) {
+  watch_raylet(self, where.raylet);
+  auto& loc = self->state.lineage.located[id];
+  loc = located_object{};
+  loc.copies.push_back(std::move(where));
+  loc.attempt = attempt;
   keep_lineage(self, t, id);
 }
 
@@ -143,9 +157,9 @@ void rebuild(owner_actor* self, const object_id& id) {
   if (st.tasks.entries.count(id.task) > 0)
     return; // being rebuilt already
   auto loc = st.lineage.located.find(id);
-  if (loc == st.lineage.located.end() || !loc->second.lost)
+  if (loc == st.lineage.located.end() || !loc->second.lost())
     return; // freed, rebuilt or failed meanwhile
-  auto where = "node " + loc->second.node.hex();
+  auto where = "node " + loc->second.lost_at.hex();
   auto lin = st.lineage.entries.find(id);
   auto found = lin != st.lineage.entries.end() ? &lin->second : nullptr;
   if (auto err = unrebuildable(id, where, found)) {
@@ -166,25 +180,27 @@ void rebuild(owner_actor* self, const object_id& id) {
   submit_entry(self, t);
 }
 
-void mark_lost(owner_actor* self, const object_id& id) {
+void copy_lost(owner_actor* self, const object_id& id,
+               const caf::actor_addr& raylet) {
   auto& located = self->state.lineage.located;
   if (auto l = located.find(id); l != located.end())
-    l->second.lost = true;
+    drop_copy(l->second, raylet);
 }
 
 void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
   for (auto& [id, loc] : self->state.lineage.located)
-    if (loc.raylet.address() == raylet)
-      loc.lost = true;
+    drop_copy(loc, raylet);
+  pulls_lost_with(self, raylet);
 }
 
 // A put's value goes to this node's object store; the owner keeps where.
 bool object_put(owner_actor* self, protocol::put_object& msg) {
   auto& st = self->state;
-  st.lineage.located[msg.id] =
-      located_object{st.cfg.node, st.cfg.raylet, 0, false};
+  auto& loc = st.lineage.located[msg.id];
+  loc = located_object{};
+  loc.copies.push_back(object_copy{st.cfg.raylet, "", st.cfg.node});
   self->send(st.cfg.raylet,
-             protocol::store_object{msg.id, std::move(msg.value)});
+             protocol::store_object{msg.id, std::move(msg.value), 0});
   return true;
 }
 
@@ -192,9 +208,8 @@ bool object_put(owner_actor* self, protocol::put_object& msg) {
 void object_freed(owner_actor* self, const object_id& id) {
   auto& st = self->state;
   if (auto l = st.lineage.located.find(id); l != st.lineage.located.end()) {
-    if (!l->second.lost)
-      self->send(l->second.raylet,
-                 protocol::free_object{id, l->second.attempt});
+    for (auto& copy : l->second.copies)
+      self->send(copy.raylet, protocol::free_object{id, l->second.attempt});
     st.lineage.located.erase(l);
   }
   drop_lineage(self, id);

@@ -4,6 +4,9 @@
 // the registrations of the processes that borrow its objects.
 
 #include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -52,6 +55,138 @@ protocol::object_reply unaddressed_reply(const object_id& id,
                         "made up, or read from bytes outside the value that "
                         "listed it";
   return reply;
+}
+
+/// The size of the chunks of a read from a store in another process, and how
+/// many of them are on their way at once.
+constexpr std::uint64_t chunk_bytes = std::uint64_t{4} << 20;
+constexpr int chunks_in_flight = 4;
+
+// The copy of `loc` to read: one in this node's store, else one in this
+// process, else the first made.
+const object_copy& nearest_copy(owner_actor* self, const located_object& loc) {
+  for (auto& c : loc.copies)
+    if (c.node == self->state.cfg.node)
+      return c;
+  for (auto& c : loc.copies)
+    if (c.raylet.node() == self->node())
+      return c;
+  return loc.copies.front();
+}
+
+// The read of `id` (serial `serial`) cannot go on from its copy: that copy
+// is forgotten, and the read starts again from another one, or the object
+// is rebuilt.
+void pull_failed(owner_actor* self, const object_id& id, std::uint64_t serial,
+                 const std::string& why) {
+  auto& st = self->state;
+  auto i = st.objects.pulling.find(id);
+  if (i == st.objects.pulling.end() || i->second.serial != serial)
+    return;
+  auto from = i->second.from;
+  st.objects.pulling.erase(i);
+  st.log->info("object {}: its copy in the store of node {} cannot be read: {}",
+               id.hex(), from.node.hex(), why);
+  copy_lost(self, id, from.raylet.address());
+  need_value(self, id);
+}
+
+// A copy read from another node's store for a `get` here is kept in this
+// node's store too (a secondary copy): losing the first then does not force
+// a rebuild, and later reads here are local. (A value read for a task's
+// argument or a borrower goes on to a process on some other node.)
+void keep_secondary(owner_actor* self, const object_id& id,
+                    const object_copy& from, const detail::value& value) {
+  auto& st = self->state;
+  auto l = st.lineage.located.find(id);
+  if (l == st.lineage.located.end() || !st.cfg.raylet || st.cfg.node.nil() ||
+      from.node == st.cfg.node)
+    return;
+  auto& copies = l->second.copies;
+  if (std::any_of(copies.begin(), copies.end(),
+                  [&](const object_copy& c) { return c.node == st.cfg.node; }))
+    return;
+  self->send(st.cfg.raylet,
+             protocol::store_object{id, value, l->second.attempt});
+  copies.push_back(object_copy{st.cfg.raylet, "", st.cfg.node});
+}
+
+void pull_done(owner_actor* self, const object_id& id, detail::value value) {
+  auto& st = self->state;
+  auto i = st.objects.pulling.find(id);
+  auto from = i->second.from;
+  st.objects.pulling.erase(i);
+  if (st.objects.readers.count(id) > 0)
+    keep_secondary(self, id, from, value);
+  internal::memory_store::result found;
+  found.st = internal::memory_store::state::ready;
+  found.val = std::move(value);
+  deliver(self, id, found);
+}
+
+void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
+               std::uint64_t offset, std::uint64_t max_bytes);
+
+// A chunk of a read arrived: it goes into place, and the next chunks are
+// asked for.
+void chunk_arrived(owner_actor* self, std::uint64_t serial,
+                   protocol::object_chunk& c) {
+  auto& st = self->state;
+  auto i = st.objects.pulling.find(c.id);
+  if (i == st.objects.pulling.end() || i->second.serial != serial)
+    return;
+  auto& p = i->second;
+  --p.in_flight;
+  if (!c.ok) {
+    pull_failed(self, c.id, serial, c.error.message);
+    return;
+  }
+  auto size = static_cast<std::uint64_t>(c.part.size());
+  if (!p.bytes) {
+    if (c.offset != 0 || size > c.total || (size == 0 && c.total > 0)) {
+      pull_failed(self, c.id, serial, "its first chunk does not fit the value");
+      return;
+    }
+    if (size == c.total) {
+      pull_done(self, c.id, std::move(c.part));
+      return;
+    }
+    p.total = c.total;
+    p.value.tag = c.part.tag;
+    p.value.refs = std::move(c.part.refs);
+    p.bytes = std::make_shared<detail::byte_buffer>(p.total);
+    p.next = size;
+  } else if (c.total != p.total || c.offset >= p.total ||
+             size != std::min(chunk_bytes, p.total - c.offset)) {
+    pull_failed(self, c.id, serial, "a chunk does not fit the value");
+    return;
+  }
+  if (size > 0)
+    std::copy(c.part.bytes->begin(), c.part.bytes->end(),
+              p.bytes->begin() + static_cast<std::ptrdiff_t>(c.offset));
+  p.received += size;
+  if (p.received >= p.total) {
+    p.value.bytes = std::move(p.bytes);
+    pull_done(self, c.id, std::move(p.value));
+    return;
+  }
+  while (p.in_flight < chunks_in_flight && p.next < p.total) {
+    auto offset = p.next;
+    p.next += std::min(chunk_bytes, p.total - offset);
+    ask_chunk(self, c.id, p, offset, chunk_bytes);
+  }
+}
+
+void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
+               std::uint64_t offset, std::uint64_t max_bytes) {
+  ++p.in_flight;
+  self->request(p.from.raylet, pull_timeout,
+                protocol::pull_object{id, offset, max_bytes})
+      .then([self, serial = p.serial](
+                protocol::object_chunk& c) { chunk_arrived(self, serial, c); },
+            [self, id, serial = p.serial](caf::error& err) {
+              pull_failed(self, id, serial, self->system().render(err));
+            });
 }
 
 bool has_waiters(owner_actor* self, const object_id& id) {
@@ -210,7 +345,7 @@ read_requested(owner_actor* self, const protocol::read_object& msg) {
 }
 
 // Someone needs the value of `id`, kept in a node's store: reads it from
-// there and hands it out, or rebuilds it if that copy is lost.
+// the nearest copy, or rebuilds it if every copy is lost.
 void need_value(owner_actor* self, const object_id& id) {
   auto& st = self->state;
   if (st.objects.pulling.count(id) > 0)
@@ -218,32 +353,38 @@ void need_value(owner_actor* self, const object_id& id) {
   auto l = st.lineage.located.find(id);
   if (l == st.lineage.located.end())
     return;
-  if (l->second.lost) {
+  if (l->second.lost()) {
     // As a message: the caller may be resolving a task that this fails.
     self->send(self, rebuild_atom::value, id);
     return;
   }
-  st.objects.pulling.insert(id);
-  self->request(l->second.raylet, pull_timeout, protocol::pull_object{id})
-      .then(
-          [self, id](protocol::object_reply& reply) {
-            self->state.objects.pulling.erase(id);
-            if (reply.ok) {
-              internal::memory_store::result found;
-              found.st = internal::memory_store::state::ready;
-              found.val = std::move(reply.result);
-              deliver(self, id, found);
-              return;
-            }
-            mark_lost(self, id);
-            rebuild(self, id);
-          },
-          [self, id](caf::error&) {
-            // The node died under the read.
-            self->state.objects.pulling.erase(id);
-            mark_lost(self, id);
-            rebuild(self, id);
-          });
+  auto& p = st.objects.pulling[id];
+  p.serial = st.objects.next_pull++;
+  p.from = nearest_copy(self, l->second);
+  // Straight to the store's process, whose death then shows at once.
+  reach(self, p.from.raylet.node(), p.from.contact,
+        [self, id, serial = p.serial] {
+          auto i = self->state.objects.pulling.find(id);
+          if (i == self->state.objects.pulling.end() ||
+              i->second.serial != serial)
+            return;
+          auto& p = i->second;
+          // A store in this process hands over the whole value, sharing its
+          // bytes; one in another process sends it in chunks.
+          bool here = p.from.raylet.node() == self->node();
+          ask_chunk(self, id, p, 0,
+                    here ? std::numeric_limits<std::uint64_t>::max()
+                         : chunk_bytes);
+        });
+}
+
+void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
+  std::vector<std::pair<object_id, std::uint64_t>> lost;
+  for (auto& [id, p] : self->state.objects.pulling)
+    if (p.from.raylet.address() == raylet)
+      lost.emplace_back(id, p.serial);
+  for (auto& [id, serial] : lost)
+    pull_failed(self, id, serial, "its node died");
 }
 
 // -- borrowers ----------------------------------------------------------------

@@ -50,6 +50,31 @@ constexpr auto lineage_timeout = std::chrono::seconds{10};
 
 // -- object serving -----------------------------------------------------------
 
+/// One copy of an object in a node's store.
+struct object_copy {
+  caf::actor raylet;
+  /// Where the raylet's process takes connections ("" in this process).
+  std::string contact;
+  node_id node;
+};
+
+/// A read of one of this owner's objects from a node's store, chunk by
+/// chunk, a few chunks at a time.
+struct object_pull {
+  /// Tells its answers apart from those of a read given up before.
+  std::uint64_t serial = 0;
+  object_copy from;
+  /// The payload size (known from the first chunk on).
+  std::uint64_t total = 0;
+  /// The offset of the next chunk to ask for.
+  std::uint64_t next = 0;
+  std::uint64_t received = 0;
+  int in_flight = 0;
+  /// Its tag and refs (from the first chunk), and the payload read so far.
+  detail::value value;
+  std::shared_ptr<detail::byte_buffer> bytes;
+};
+
 /// Who waits for objects, and which processes this owner watches for them.
 struct object_serving_state {
   /// Borrowers waiting for one of this owner's objects, by object.
@@ -63,21 +88,29 @@ struct object_serving_state {
   /// that their registrations end when they die.
   std::unordered_map<caf::actor_addr, worker_id> watched_borrowers;
   /// Objects being read from a node's store now.
-  std::unordered_set<object_id> pulling;
+  std::unordered_map<object_id, object_pull> pulling;
+  /// The serial number of the next read from a node's store.
+  std::uint64_t next_pull = 1;
   /// API threads waiting in `get` for an object kept in a node's store.
   std::unordered_map<object_id, std::vector<caf::response_promise>> readers;
 };
 
 // -- lineage ------------------------------------------------------------------
 
-/// One of this owner's objects kept in a node's object store.
+/// One of this owner's objects kept in nodes' object stores: where it was
+/// made, and the copies read from there into other nodes' stores.
 struct located_object {
-  node_id node;
-  caf::actor raylet;
-  /// The run of the task that made this copy (0 for a put).
+  /// Every copy known to be alive, the first made one first.
+  std::vector<object_copy> copies;
+  /// The run of the task that made these copies (0 for a put).
   std::int32_t attempt = 0;
-  /// The node died or its store no longer keeps the object.
-  bool lost = false;
+  /// The node of the last copy lost.
+  node_id lost_at;
+
+  /// Every copy's node died or its store no longer keeps the object.
+  bool lost() const noexcept {
+    return copies.empty();
+  }
 };
 
 /// How to make a task's result again: the task as submitted (its ref
@@ -234,8 +267,12 @@ void request_object(owner_actor* self, const object_id& id,
                     const detail::owner_address& address);
 /// An owner this one fetched from is gone.
 void fetched_owner_gone(owner_actor* self, const worker_id& owner);
-/// Someone needs the value of `id`, kept in a node's store.
+/// Someone needs the value of `id`, kept in a node's store: reads it from
+/// the nearest copy, or rebuilds it if every copy is lost.
 void need_value(owner_actor* self, const object_id& id);
+/// Gives up the reads from the store of `raylet` (its node died); they go
+/// on from another copy, or rebuild.
+void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet);
 /// Registers a borrower with the owners of refs a result hands it, and lets
 /// go of this process's holds on them as each owner acknowledges.
 void register_borrowers(owner_actor* self, protocol::register_borrowers& msg);
@@ -255,16 +292,18 @@ read_requested(owner_actor* self, const protocol::read_object& msg);
 
 /// Drops the lineage of `id`, and with it the hold on its arguments.
 void drop_lineage(owner_actor* self, const object_id& id);
-/// The result `id` of task `t` is kept in the store of `node` (raylet
-/// `store`, made by run `attempt`): remembers where, and how to rebuild it.
+/// The result `id` of task `t` is kept in the store `where` (made by run
+/// `attempt`): remembers where, and how to rebuild it.
 void stored_in_node(owner_actor* self, const task_entry& t, const object_id& id,
-                    const node_id& node, const caf::actor& store,
-                    std::int32_t attempt);
+                    object_copy where, std::int32_t attempt);
 /// Every copy of `id` is lost: runs the task that made it again, or fails it.
 void rebuild(owner_actor* self, const object_id& id);
-/// Marks `id`'s copy in a node's store lost.
-void mark_lost(owner_actor* self, const object_id& id);
-/// Marks lost every object kept in the store of the node of `raylet`.
+/// Forgets the copy of `id` in the store of `raylet`: the store does not
+/// keep it (any more).
+void copy_lost(owner_actor* self, const object_id& id,
+               const caf::actor_addr& raylet);
+/// Forgets every copy kept in the store of the node of `raylet`, and gives
+/// up the reads from there.
 void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet);
 /// Keeps a put's value in this node's store.
 bool object_put(owner_actor* self, protocol::put_object& msg);

@@ -48,7 +48,10 @@ void finish_task(owner_actor* self, protocol::task_done& d) {
     self->send(d.store, protocol::free_object{id, d.attempt});
     drop_lineage(self, id);
   } else {
-    stored_in_node(self, t->second, id, d.stored_at, d.store, d.attempt);
+    stored_in_node(
+        self, t->second, id,
+        object_copy{d.store, std::move(d.store_contact), d.stored_at},
+        d.attempt);
   }
   end_task(self, t);
 }

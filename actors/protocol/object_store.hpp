@@ -29,26 +29,51 @@ typename Inspector::result_type inspect(Inspector& f, seal_result& x) {
   return f(x.done, x.reply_to);
 }
 
-/// owner -> the raylet of its node: keep a large `put` object.
+/// owner -> the raylet of its node: keep a large `put` object, or a copy of
+/// an object read from another node's store (made by run `attempt` of its
+/// task, 0 for a put).
 struct store_object {
   object_id id;
   detail::value value;
+  std::int32_t attempt = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_object& x) {
-  return f(x.id, x.value);
+  return f(x.id, x.value, x.attempt);
 }
 
-/// owner -> raylet: the value of an object in the node's store. Answered with
-/// `object_reply` (an error if the store does not hold it).
+/// owner -> raylet: at most `max_bytes` (not 0) of the payload of an object
+/// in the node's store, from byte `offset` on. Answered with `object_chunk`
+/// (an error if the store does not hold it). A read of the whole value
+/// shares its bytes instead of copying them.
 struct pull_object {
   object_id id;
+  std::uint64_t offset = 0;
+  std::uint64_t max_bytes = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_object& x) {
-  return f(x.id);
+  return f(x.id, x.offset, x.max_bytes);
+}
+
+/// raylet -> owner: a part of the value of an object in the node's store.
+struct object_chunk {
+  object_id id;
+  bool ok = false;
+  detail::error_info error;
+  /// The payload size of the whole value.
+  std::uint64_t total = 0;
+  std::uint64_t offset = 0;
+  /// The payload from `offset` on; the chunk at offset 0 also carries the
+  /// value's tag and the refs inside it.
+  detail::value part;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, object_chunk& x) {
+  return f(x.id, x.ok, x.error, x.total, x.offset, x.part);
 }
 
 /// owner -> raylet: nobody references the object any more. `attempt` is the

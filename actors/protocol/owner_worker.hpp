@@ -4,6 +4,7 @@
 // results come back to the owner named in the push.
 
 #include <cstdint>
+#include <string>
 
 #include <caf/actor.hpp>
 
@@ -36,16 +37,17 @@ struct task_done {
   /// Time the function ran, for the owner's pipelining decisions.
   std::int64_t run_ns = 0;
   /// Set when the result is large: the node whose object store keeps it
-  /// (`result` is then empty), and that node's raylet.
+  /// (`result` is then empty), that node's raylet, and its contact.
   node_id stored_at;
   caf::actor store;
+  std::string store_contact;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_done& x) {
   return f(x.task, x.attempt, x.lease_id, static_cast<unique_id&>(x.worker),
            x.ok, x.result, x.error, x.run_ns,
-           static_cast<unique_id&>(x.stored_at), x.store);
+           static_cast<unique_id&>(x.stored_at), x.store, x.store_contact);
 }
 
 } // namespace prism::protocol

@@ -130,6 +130,7 @@ using message_types = caf::detail::type_list<
     message_type<seal_result, "prism.seal_result">,
     message_type<store_object, "prism.store_object">,
     message_type<pull_object, "prism.pull_object">,
+    message_type<object_chunk, "prism.object_chunk">,
     message_type<free_object, "prism.free_object">,
     message_type<drop_objects, "prism.drop_objects">,
     message_type<count_objects, "prism.count_objects">,

@@ -130,10 +130,10 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](protocol::seal_result& msg) { return keep_result(self, msg); },
       [self](protocol::store_object& msg) {
-        self->state.objects.keep(msg.id, std::move(msg.value), 0);
+        self->state.objects.keep(msg.id, std::move(msg.value), msg.attempt);
       },
       [self](const protocol::pull_object& msg) {
-        return read_stored(self, msg.id);
+        return read_stored(self, msg);
       },
       [self](const protocol::free_object& msg) {
         self->state.objects.free(msg.id, msg.attempt);

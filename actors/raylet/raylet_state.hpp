@@ -289,8 +289,10 @@ void register_again(raylet_actor* self, const protocol::gcs_restarted& msg);
 /// Keeps the large result of a task and passes its report on to its owner.
 bool keep_result(raylet_actor* self, protocol::seal_result& msg);
 
-/// The value of a stored object, or an object_lost error.
-protocol::object_reply read_stored(raylet_actor* self, const object_id& id);
+/// A part of a stored object's value (all of it if it fits), or an
+/// object_lost error.
+protocol::object_chunk read_stored(raylet_actor* self,
+                                   const protocol::pull_object& msg);
 
 /// Drops every stored object (fault injection); returns how many.
 std::uint64_t drop_objects(raylet_actor* self);

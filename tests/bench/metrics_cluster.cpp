@@ -97,18 +97,11 @@ struct bench_cluster {
   }
 
   testing::process_cluster cluster;
-  /// Made while the head's node is the only one, so it lives there: an
-  /// actor behind another node is not reached yet (README, "Current
-  /// limits").
+  std::size_t far_node = cluster.add_node({"--resources", R"({"far": 100})"});
+  /// On the far node: its calls go from the driver straight to a worker
+  /// process behind another node than the head's.
   actor_handle<cluster_counter> actor =
-      prism::actor(cluster_counter::create).remote();
-  /// Added once the actor answered (and so runs on the head's node).
-  std::size_t far_node = add_far_node();
-
-  std::size_t add_far_node() {
-    get(actor.task(&cluster_counter::add).remote(0), result_timeout);
-    return cluster.add_node({"--resources", R"({"far": 100})"});
-  }
+      prism::actor(cluster_counter::create).resources({{"far", 1}}).remote();
 };
 
 bench_cluster& running_cluster() {

@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <string>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -58,6 +59,19 @@ std::pair<int, std::string> where_am_i() {
   return {pid_here(), prism::get_runtime_context().node.hex()};
 }
 
+/// `n` bytes in a pattern that shows any byte out of place.
+std::string patterned(int n) {
+  std::string s(static_cast<std::size_t>(n), '\0');
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = static_cast<char>((i * 31 + i / 4093) % 251);
+  return s;
+}
+
+/// Whether `s` is `patterned(s.size())`, read in a worker process.
+bool is_patterned(const std::string& s) {
+  return s == patterned(static_cast<int>(s.size()));
+}
+
 /// Aborts on its first attempt: a crash kills only its worker process.
 int abort_first_attempt() {
   if (prism::get_runtime_context().attempt == 0)
@@ -90,7 +104,8 @@ private:
 
 PRISM_REMOTE(work_test::pid_here, work_test::square, work_test::sum_of_squares,
              work_test::sum_refs, work_test::where_am_i,
-             work_test::abort_first_attempt, work_test::put_here);
+             work_test::abort_first_attempt, work_test::put_here,
+             work_test::patterned, work_test::is_patterned);
 PRISM_REMOTE(work_test::tally::create, &work_test::tally::add,
              &work_test::tally::pid);
 
@@ -173,6 +188,29 @@ BOOST_AUTO_TEST_CASE(work_behind_another_node_reaches_the_driver_directly) {
       prism::get(counter.task(&tally::pid).remote(), result_timeout);
   BOOST_TEST(actor_pid != cluster.node_pid(1));
   BOOST_TEST(actor_pid != pid_here());
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// A large result stays in the store of the node that made it; a read from
+// another node pulls it in chunks and keeps a copy in that node's store,
+// which serves once the first node is gone (no rebuild: the task that made
+// it could not even run again, no node offers "far" any more).
+BOOST_AUTO_TEST_CASE(a_large_object_read_elsewhere_outlives_its_node) {
+  process_cluster cluster{attached_cluster(0)};
+  auto far_node = cluster.add_node({"--resources", R"({"far": 4})"});
+  constexpr int size = (10 << 20) + 12345; // three chunks, the last short
+  auto ref = prism::task(patterned)
+                 .resources({{"far", 1}})
+                 .max_retries(3)
+                 .remote(size);
+  BOOST_TEST(prism::get(ref, result_timeout) == patterned(size));
+  // A worker process of the head's node reads it too.
+  BOOST_TEST(prism::get(prism::task(is_patterned).remote(ref), result_timeout));
+  auto rebuilt = prism::testing::objects_rebuilt();
+  cluster.kill_node(far_node);
+  BOOST_TEST(prism::get(ref, 30s) == patterned(size));
+  BOOST_TEST(prism::get(prism::task(is_patterned).remote(ref), result_timeout));
+  BOOST_TEST(prism::testing::objects_rebuilt() == rebuilt);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

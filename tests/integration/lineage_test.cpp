@@ -1,5 +1,6 @@
 // Objects in nodes' object stores, and lineage reconstruction: a large
-// result stays on the node that made it; when every copy is lost (the node
+// result stays on the node that made it, and a read from another node keeps
+// a copy there too; when every copy is lost (the node
 // dies, or its store is emptied), the owner runs the task again, and the
 // task's lost arguments too. A lost put fails with object_lost_error; a
 // task out of retries, or whose re-run fails, gives
@@ -116,6 +117,26 @@ BOOST_AUTO_TEST_CASE(a_large_result_stays_in_its_nodes_store_until_freed) {
   BOOST_TEST(make_runs.load() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(a_copy_read_on_another_node_outlives_the_first) {
+  auto head = cluster.node(0);
+  auto doomed = cluster.node(1);
+  {
+    auto ref = prism::task(make).node_affinity(doomed, true).remote(8);
+    BOOST_TEST(prism::get(ref, result_timeout).back() == 8);
+    // The read kept a copy in the store of the driver's node.
+    BOOST_TEST(objects_on(head) == 1u);
+    BOOST_REQUIRE(cluster.kill_node(doomed));
+    auto value = prism::get(ref, result_timeout);
+    BOOST_TEST(value.size() == big_size);
+    BOOST_TEST(value.front() == 8);
+    BOOST_TEST(prism::get(prism::task(size_of).remote(ref), result_timeout) ==
+               big_size);
+    BOOST_TEST(make_runs.load() == 1);
+  }
+  // Freed: the copy goes too.
+  BOOST_TEST(prism_test::wait_until([&] { return objects_on(head) == 0u; }));
+}
+
 BOOST_AUTO_TEST_CASE(a_result_lost_with_its_node_is_rebuilt) {
   auto doomed = cluster.node(1);
   auto ref = prism::task(make).node_affinity(doomed, true).remote(3);
@@ -218,9 +239,11 @@ BOOST_AUTO_TEST_CASE(rebuilding_is_bounded_by_the_tasks_retries) {
     BOOST_TEST(std::string{e.what()}.find("no retries left") !=
                std::string::npos);
   }
-  // One retry: rebuilt once, then lost for good.
+  // One retry: rebuilt once, then lost for good (with the copy the read
+  // left in the store of the driver's node).
   BOOST_TEST(prism::get(once, result_timeout).front() == 1);
   BOOST_TEST(cluster.drop_objects(node).value_or(0) == 1u);
+  BOOST_TEST(cluster.drop_objects(cluster.node(0)).value_or(0) == 1u);
   BOOST_CHECK_THROW(prism::get(once, result_timeout),
                     prism::reconstruction_failed_error);
   BOOST_TEST(make_runs.load() == 3);

@@ -131,10 +131,21 @@ BOOST_AUTO_TEST_CASE(object_store_messages_roundtrip) {
   BOOST_TEST((seal.done.stored_at == done.stored_at));
   BOOST_TEST((seal.done.store == a));
   BOOST_TEST((seal.reply_to == a));
-  auto stored = roundtrip(sys, protocol::store_object{id, big});
+  auto stored = roundtrip(sys, protocol::store_object{id, big, 3});
   BOOST_TEST((stored.id == id));
   BOOST_TEST((stored.value == big));
-  BOOST_TEST((roundtrip(sys, protocol::pull_object{id}).id == id));
+  BOOST_TEST(stored.attempt == 3);
+  auto pull = roundtrip(sys, protocol::pull_object{id, 8, 4096});
+  BOOST_TEST((pull.id == id));
+  BOOST_TEST(pull.offset == 8u);
+  BOOST_TEST(pull.max_bytes == 4096u);
+  auto chunk =
+      roundtrip(sys, protocol::object_chunk{id, true, {}, 1u << 20, 4096, big});
+  BOOST_TEST((chunk.id == id));
+  BOOST_TEST(chunk.ok);
+  BOOST_TEST(chunk.total == 1u << 20);
+  BOOST_TEST(chunk.offset == 4096u);
+  BOOST_TEST((chunk.part == big));
   auto freed = roundtrip(sys, protocol::free_object{id, 4});
   BOOST_TEST((freed.id == id));
   BOOST_TEST(freed.attempt == 4);
@@ -510,7 +521,8 @@ protocol::task_done sample(type_tag<protocol::task_done>, const caf::actor& a) {
           .error = sample_error(),
           .run_ns = 1234,
           .stored_at = some_node(),
-          .store = a};
+          .store = a,
+          .store_contact = "127.0.0.1:40123"};
 }
 
 protocol::submit_task sample(type_tag<protocol::submit_task>,
@@ -903,12 +915,22 @@ protocol::seal_result sample(type_tag<protocol::seal_result>,
 
 protocol::store_object sample(type_tag<protocol::store_object>,
                               const caf::actor&) {
-  return {.id = some_object(), .value = some_value()};
+  return {.id = some_object(), .value = some_value(), .attempt = 2};
 }
 
 protocol::pull_object sample(type_tag<protocol::pull_object>,
                              const caf::actor&) {
-  return {.id = some_object()};
+  return {.id = some_object(), .offset = 4 << 20, .max_bytes = 4 << 20};
+}
+
+protocol::object_chunk sample(type_tag<protocol::object_chunk>,
+                              const caf::actor&) {
+  return {.id = some_object(),
+          .ok = true,
+          .error = sample_error(),
+          .total = 9 << 20,
+          .offset = 0,
+          .part = some_value()};
 }
 
 protocol::free_object sample(type_tag<protocol::free_object>,
