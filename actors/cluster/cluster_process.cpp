@@ -189,6 +189,7 @@ void cluster_process::shutdown() {
   directory_->clear();
   stop_peers(*sys_);
   sys_->registry().await_running_count_equal(0);
+  stop_basp_helpers(*sys_);
   actor_pool_.reset();
   sys_.reset();
   sys_cfg_.reset();

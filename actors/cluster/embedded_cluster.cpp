@@ -299,6 +299,7 @@ void embedded_cluster::stop() {
   // The actor threads go before the actor system: a thread that spawned an
   // actor holds CAF's logger, which the system waits for in its destructor.
   sys_->registry().await_running_count_equal(0);
+  stop_basp_helpers(*sys_);
   actor_pool_.reset();
   sys_.reset();
   sys_cfg_.reset();

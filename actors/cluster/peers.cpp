@@ -1,6 +1,9 @@
 #include "cluster/peers.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -233,6 +236,31 @@ void stop_peers(caf::actor_system& sys) {
   }
   std::lock_guard<std::mutex> guard{tables_mu};
   tables.erase(&sys);
+}
+
+void stop_basp_helpers(caf::actor_system& sys) {
+  if (!sys.has_middleman())
+    return;
+  auto broker =
+      sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  if (!broker)
+    return;
+  // The broker runs on the multiplexer's thread: its table is read there.
+  auto taken = std::make_shared<std::promise<std::vector<caf::actor>>>();
+  auto helpers = taken->get_future();
+  sys.middleman().backend().dispatch([broker, taken] {
+    auto* b = static_cast<caf::io::basp_broker*>(
+        caf::actor_cast<caf::abstract_actor*>(broker));
+    std::vector<caf::actor> result;
+    for (auto& entry : b->spawn_servers)
+      result.push_back(std::move(entry.second));
+    b->spawn_servers.clear();
+    taken->set_value(std::move(result));
+  });
+  if (helpers.wait_for(std::chrono::seconds{5}) != std::future_status::ready)
+    return;
+  for (auto& helper : helpers.get())
+    caf::anon_send_exit(helper, caf::exit_reason::kill);
 }
 
 bool connected_to(caf::actor_system& sys, const caf::node_id& node) {

@@ -59,8 +59,8 @@ protocol::object_reply unaddressed_reply(const object_id& id,
 
 /// The size of the chunks of a read from a store in another process, and how
 /// many of them are on their way at once.
-constexpr std::uint64_t chunk_bytes = std::uint64_t{4} << 20;
-constexpr int chunks_in_flight = 4;
+constexpr std::uint64_t chunk_bytes = std::uint64_t{1} << 20;
+constexpr int chunks_in_flight = 16;
 
 // The copy of `loc` to read: one in this node's store, else one in this
 // process, else the first made.

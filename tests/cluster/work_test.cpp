@@ -198,7 +198,7 @@ BOOST_AUTO_TEST_CASE(work_behind_another_node_reaches_the_driver_directly) {
 BOOST_AUTO_TEST_CASE(a_large_object_read_elsewhere_outlives_its_node) {
   process_cluster cluster{attached_cluster(0)};
   auto far_node = cluster.add_node({"--resources", R"({"far": 4})"});
-  constexpr int size = (10 << 20) + 12345; // three chunks, the last short
+  constexpr int size = (10 << 20) + 12345; // 11 chunks, the last short
   auto ref = prism::task(patterned)
                  .resources({{"far", 1}})
                  .max_retries(3)
