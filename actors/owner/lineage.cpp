@@ -104,6 +104,15 @@ task_entry& rerun_entry(owner_actor* self, const object_id& id,
   return t;
 }
 
+// Remembers `id` as kept in one store only, `where`, made by run `attempt`.
+void located_at(owner_actor* self, const object_id& id, object_copy where,
+                std::int32_t attempt) {
+  auto& loc = self->state.lineage.located[id];
+  loc = located_object{};
+  loc.copies.push_back(std::move(where));
+  loc.attempt = attempt;
+}
+
 // Forgets the copy of `loc` in the store of `raylet`, if it has one there.
 void drop_copy(located_object& loc, const caf::actor_addr& raylet) {
   auto i = std::find_if(
@@ -142,10 +151,7 @@ void drop_lineage(owner_actor* self, const object_id& id) {
 void stored_in_node(owner_actor* self, const task_entry& t, const object_id& id,
                     object_copy where, std::int32_t attempt) {
   watch_raylet(self, where.raylet);
-  auto& loc = self->state.lineage.located[id];
-  loc = located_object{};
-  loc.copies.push_back(std::move(where));
-  loc.attempt = attempt;
+  located_at(self, id, std::move(where), attempt);
   keep_lineage(self, t, id);
 }
 
@@ -196,9 +202,7 @@ void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
 // A put's value goes to this node's object store; the owner keeps where.
 bool object_put(owner_actor* self, protocol::put_object& msg) {
   auto& st = self->state;
-  auto& loc = st.lineage.located[msg.id];
-  loc = located_object{};
-  loc.copies.push_back(object_copy{st.cfg.raylet, "", st.cfg.node});
+  located_at(self, msg.id, object_copy{st.cfg.raylet, "", st.cfg.node}, 0);
   self->send(st.cfg.raylet,
              protocol::store_object{msg.id, std::move(msg.value), 0});
   return true;

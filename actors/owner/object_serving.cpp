@@ -96,11 +96,10 @@ void pull_failed(owner_actor* self, const object_id& id, std::uint64_t serial,
 // a rebuild, and later reads here are local. (A value read for a task's
 // argument or a borrower goes on to a process on some other node.)
 void keep_secondary(owner_actor* self, const object_id& id,
-                    const object_copy& from, const detail::value& value) {
+                    const detail::value& value) {
   auto& st = self->state;
   auto l = st.lineage.located.find(id);
-  if (l == st.lineage.located.end() || !st.cfg.raylet || st.cfg.node.nil() ||
-      from.node == st.cfg.node)
+  if (l == st.lineage.located.end() || !st.cfg.raylet || st.cfg.node.nil())
     return;
   auto& copies = l->second.copies;
   if (std::any_of(copies.begin(), copies.end(),
@@ -113,11 +112,9 @@ void keep_secondary(owner_actor* self, const object_id& id,
 
 void pull_done(owner_actor* self, const object_id& id, detail::value value) {
   auto& st = self->state;
-  auto i = st.objects.pulling.find(id);
-  auto from = i->second.from;
-  st.objects.pulling.erase(i);
+  st.objects.pulling.erase(id);
   if (st.objects.readers.count(id) > 0)
-    keep_secondary(self, id, from, value);
+    keep_secondary(self, id, value);
   internal::memory_store::result found;
   found.st = internal::memory_store::state::ready;
   found.val = std::move(value);
