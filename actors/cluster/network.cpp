@@ -163,22 +163,37 @@ std::string probe_peer(const host_port& where,
   return why;
 }
 
+bool closed_before_handshake(const caf::error& err) {
+  return err == caf::sec::connection_timeout;
+}
+
 caf::actor dial_published(caf::actor_system& sys, const host_port& where,
                           std::chrono::milliseconds timeout, std::string& why) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   why = probe_peer(where, timeout);
   if (!why.empty())
     return {};
-  caf::actor result;
   caf::scoped_actor self{sys};
-  self->request(sys.middleman().actor_handle(), timeout,
-                caf::connect_atom::value, where.host, where.port)
-      .receive(
-          [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
-              const std::set<std::string>&) {
-            result = caf::actor_cast<caf::actor>(std::move(ptr));
-          },
-          [&](caf::error& err) { why = sys.render(err); });
-  return result;
+  for (;;) {
+    caf::actor result;
+    caf::error failed;
+    self->request(sys.middleman().actor_handle(), timeout,
+                  caf::connect_atom::value, where.host, where.port)
+        .receive(
+            [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                const std::set<std::string>&) {
+              result = caf::actor_cast<caf::actor>(std::move(ptr));
+            },
+            [&](caf::error& err) { failed = std::move(err); });
+    if (!failed) {
+      why.clear();
+      return result;
+    }
+    why = sys.render(failed);
+    if (!closed_before_handshake(failed) ||
+        std::chrono::steady_clock::now() >= deadline)
+      return {};
+  }
 }
 
 } // namespace prism::actors

@@ -68,9 +68,19 @@ void require_loopback(const std::string& host);
 std::string probe_peer(const host_port& where,
                        std::chrono::milliseconds timeout);
 
+/// Whether a connect failed because CAF 0.17.6 gave up on it before the
+/// peer's handshake arrived: the dialing side keeps no time it last heard
+/// from a connection it opened, so a heartbeat tick that comes between the
+/// connect and the peer's first answer finds it "silent past the connection
+/// timeout" and closes it (`sec::connection_timeout`, within milliseconds).
+/// The peer is fine: a dial tries again until its own deadline.
+bool closed_before_handshake(const caf::error& err);
+
 /// Connects to the actor published at `where`: probes the peer first (a
 /// peer that accepts but never speaks would hang CAF's handshake), then
-/// asks the middleman, each within `timeout`. Returns the actor, or an
+/// asks the middleman, each within `timeout`; the middleman again while it
+/// closes the connection before the handshake (`closed_before_handshake`)
+/// and `timeout` has not passed. Returns the actor, or an
 /// invalid handle with `why` set. Blocks: not on a scheduler thread.
 caf::actor dial_published(caf::actor_system& sys, const host_port& where,
                           std::chrono::milliseconds timeout, std::string& why);

@@ -130,21 +130,18 @@ void answer(dialer_actor* self, const caf::node_id& node,
   }
 }
 
-// Dials `contact` unless a dial of `node` is under way; `answer` ends it.
-void dial(dialer_actor* self, std::chrono::milliseconds timeout,
-          const caf::node_id& node, const std::string& contact) {
-  if (!self->state.dialing.insert(node).second)
-    return;
-  component_logger("peers")->debug("dialing {}", contact);
-  host_port where;
-  try {
-    where = parse_host_port(contact, "a peer's contact");
-  } catch (const std::exception& e) {
-    answer(self, node,
-           caf::make_error(caf::sec::invalid_argument, std::string{e.what()}));
-    return;
-  }
-  self->request(self->system().middleman().actor_handle(), timeout,
+// Asks the middleman to connect to `where`, the contact of `node`, again
+// while it closes the connection before the handshake
+// (`closed_before_handshake`) and `deadline` has not passed; `answer` ends
+// the dial.
+void dial_until(dialer_actor* self,
+                std::chrono::steady_clock::time_point deadline,
+                const caf::node_id& node, const std::string& contact,
+                const host_port& where) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  self->request(self->system().middleman().actor_handle(),
+                std::max(left, std::chrono::milliseconds{1}),
                 caf::connect_atom::value, where.host, where.port)
       .then(
           [self, node, contact](const caf::node_id& found,
@@ -159,7 +156,36 @@ void dial(dialer_actor* self, std::chrono::milliseconds timeout,
                                          " is another process now: the one "
                                          "named there is gone"));
           },
-          [self, node](caf::error& err) { answer(self, node, err); });
+          [self, deadline, node, contact, where](caf::error& err) {
+            if (closed_before_handshake(err) &&
+                std::chrono::steady_clock::now() < deadline) {
+              component_logger("peers")->debug(
+                  "the connection to {} closed before its handshake; dialing "
+                  "again",
+                  contact);
+              dial_until(self, deadline, node, contact, where);
+              return;
+            }
+            answer(self, node, err);
+          });
+}
+
+// Dials `contact` unless a dial of `node` is under way; `answer` ends it.
+void dial(dialer_actor* self, std::chrono::milliseconds timeout,
+          const caf::node_id& node, const std::string& contact) {
+  if (!self->state.dialing.insert(node).second)
+    return;
+  component_logger("peers")->debug("dialing {}", contact);
+  host_port where;
+  try {
+    where = parse_host_port(contact, "a peer's contact");
+  } catch (const std::exception& e) {
+    answer(self, node,
+           caf::make_error(caf::sec::invalid_argument, std::string{e.what()}));
+    return;
+  }
+  dial_until(self, std::chrono::steady_clock::now() + timeout, node, contact,
+             where);
 }
 
 // Connects to the processes others name by contact. CAF's middleman keeps
