@@ -86,7 +86,8 @@ void cluster_process::start_actor_system() {
 
 std::pair<node_id, caf::actor> cluster_process::start_raylet_here() const {
   return start_raylet(*sys_, opts_.cfg, opts_.cfg.resources, endpoint_,
-                      directory_, actor_pool_, worker_kind::job_programs);
+                      directory_, actor_pool_, worker_kind::job_programs,
+                      opts_.program_cache);
 }
 
 std::unique_ptr<cluster_process>
@@ -100,7 +101,8 @@ cluster_process::start_head(const options& opts) {
     // to report back, as after a restart of the control store.
     auto first = opts.cfg.storage_path.empty() ? gcs_start::fresh_cluster
                                                : gcs_start::restart;
-    p->control_ = start_control_store(*p->sys_, p->opts_.cfg, first);
+    p->control_ = start_control_store(*p->sys_, p->opts_.cfg, first,
+                                      /*keep_programs=*/true);
     p->endpoint_ = p->control_.endpoint;
     // Reusing the address: the connections of a head that died wait in
     // TIME_WAIT on its port, and its successor listens there at once. Two

@@ -40,6 +40,9 @@ public:
     network_settings net;
     /// Node: how long the head may stay unreachable before the node ends.
     std::chrono::milliseconds head_timeout{60000};
+    /// Where the node keeps programs fetched from the control store; empty:
+    /// `default_program_cache()`.
+    std::string program_cache;
   };
 
   /// Starts the control store on `opts.cfg.storage_path`, publishes it on

@@ -6,12 +6,14 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <unistd.h>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
 #include "cluster/network.hpp"
 #include "common/program_file.hpp"
+#include "gcs/program_store.hpp"
 
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_storage.hpp"
@@ -69,7 +71,7 @@ resource_map node_resources(const config& cfg, resource_map result) {
 }
 
 control_store start_control_store(caf::actor_system& sys, const config& cfg,
-                                  gcs_start first) {
+                                  gcs_start first, bool keep_programs) {
   control_store cs;
   cs.storage_path = cfg.storage_path;
   if (cs.storage_path.empty()) {
@@ -97,6 +99,8 @@ control_store start_control_store(caf::actor_system& sys, const config& cfg,
     }
     throw;
   }
+  if (keep_programs)
+    cs.programs = spawn_program_store(sys, cs.storage_path + "/programs");
   cs.endpoint = spawn_gcs_endpoint(
       sys, std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
   gcs_keeper_config kc;
@@ -105,6 +109,7 @@ control_store start_control_store(caf::actor_system& sys, const config& cfg,
   kc.recovery_grace = std::chrono::milliseconds{cfg.gcs_recovery_grace_ms};
   kc.max_dead_actors = cfg.gcs_max_dead_actors;
   kc.first_start = first;
+  kc.programs = cs.programs;
   cs.keeper = spawn_gcs_keeper(sys, std::move(kc), std::move(storage));
   return cs;
 }
@@ -129,6 +134,9 @@ void close_control_store(caf::actor_system& sys, control_store& cs) {
   if (cs.endpoint)
     caf::anon_send_exit(cs.endpoint, caf::exit_reason::user_shutdown);
   cs.endpoint = nullptr;
+  if (cs.programs)
+    caf::anon_send_exit(cs.programs, caf::exit_reason::user_shutdown);
+  cs.programs = nullptr;
   if (cs.temporary_storage) {
     std::error_code ec;
     std::filesystem::remove_all(cs.storage_path, ec);
@@ -140,7 +148,8 @@ std::pair<node_id, caf::actor>
 start_raylet(caf::actor_system& sys, const config& cfg,
              const resource_map& resources, caf::actor gcs,
              std::shared_ptr<owner_directory> directory,
-             std::shared_ptr<executor> actor_pool, worker_kind workers) {
+             std::shared_ptr<executor> actor_pool, worker_kind workers,
+             const std::string& program_cache) {
   raylet_config rc;
   rc.node = node_id{unique_id::random()};
   rc.resources = internal::resource_set{node_resources(cfg, resources)};
@@ -151,12 +160,20 @@ start_raylet(caf::actor_system& sys, const config& cfg,
   rc.max_workers = cfg.max_workers_per_node;
   rc.max_inline_bytes = cfg.max_inline_object_bytes;
   rc.actor_pool = std::move(actor_pool);
-  if (workers == worker_kind::job_programs)
+  if (workers == worker_kind::job_programs) {
     use_worker_processes(sys, cfg, rc, worker_program{});
-  else if (cfg.worker_processes)
+    rc.program_cache =
+        program_cache.empty() ? default_program_cache() : program_cache;
+  } else if (cfg.worker_processes)
     use_worker_processes(sys, cfg, rc, this_program());
   auto node = rc.node;
   return {node, spawn_raylet(sys, std::move(rc))};
+}
+
+std::string default_program_cache() {
+  return (std::filesystem::temp_directory_path() /
+          ("prism-" + std::to_string(::geteuid())) / "programs")
+      .string();
 }
 
 protocol::job_program this_job_program() {

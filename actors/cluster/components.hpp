@@ -32,16 +32,22 @@ resource_map node_resources(const config& cfg, resource_map resources);
 struct control_store {
   caf::actor endpoint;
   caf::actor keeper;
+  /// The keeper of jobs' programs, if it keeps them.
+  caf::actor programs;
   std::string storage_path;
   /// Whether `storage_path` is a temporary directory to remove at the end.
   bool temporary_storage = false;
 };
 
 /// Opens the storage at `cfg.storage_path` (a new temporary directory if
-/// empty) and starts the control store on it, coming up as `first`. Throws
-/// a Prism error naming the path if the storage cannot be used.
+/// empty) and starts the control store on it, coming up as `first`; with
+/// `keep_programs`, it keeps jobs' programs in the storage's `programs`
+/// directory (a head of a cluster, whose nodes may not hold a driver's
+/// program). Throws a Prism error naming the path if the storage cannot be
+/// used.
 control_store start_control_store(caf::actor_system& sys, const config& cfg,
-                                  gcs_start first = gcs_start::fresh_cluster);
+                                  gcs_start first = gcs_start::fresh_cluster,
+                                  bool keep_programs = false);
 
 /// Stops the control store, closing its storage, and removes a temporary
 /// storage. What it stored stays as it is: detached actors come back when a
@@ -60,13 +66,20 @@ enum class worker_kind {
 
 /// Spawns the raylet of a new node with `resources` (completed by
 /// `node_resources`) that registers with the control store at `gcs`.
-/// Returns its node id and handle.
+/// Returns its node id and handle. With `worker_kind::job_programs`, the
+/// node keeps programs it fetched from the control store in
+/// `program_cache` (empty: `default_program_cache()`).
 std::pair<node_id, caf::actor>
 start_raylet(caf::actor_system& sys, const config& cfg,
              const resource_map& resources, caf::actor gcs,
              std::shared_ptr<owner_directory> directory,
              std::shared_ptr<executor> actor_pool,
-             worker_kind workers = worker_kind::as_configured);
+             worker_kind workers = worker_kind::as_configured,
+             const std::string& program_cache = {});
+
+/// Where nodes keep the programs they fetched unless told otherwise:
+/// `prism-<uid>/programs` in the system's temporary directory.
+std::string default_program_cache();
 
 /// Spawns the control store's owner on a node: it adopts durable objects
 /// whose owner died (see `owner_directory::adopter`). It stops with the

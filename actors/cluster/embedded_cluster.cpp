@@ -14,6 +14,7 @@
 #include "cluster/head_link.hpp"
 #include "cluster/network.hpp"
 #include "cluster/peers.hpp"
+#include "cluster/program_upload.hpp"
 #include "cluster/shared_queue_policy.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
@@ -214,6 +215,10 @@ embedded_cluster::make_driver(const std::string& ns) {
   driver->owner_handle();
   std::lock_guard<std::mutex> guard{mu_};
   drivers_.push_back(driver);
+  if (attached_ && !program_offered_) {
+    program_offered_ = true;
+    program_upload_ = spawn_program_upload(*sys_, gcs_, program);
+  }
   return driver;
 }
 
@@ -277,11 +282,11 @@ void embedded_cluster::stop() {
   });
   if (attached_) {
     // The cluster's processes run on; only this process's link goes.
-    for (auto& a : {head_link_, gcs_})
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto& a : {program_upload_, head_link_, gcs_})
       if (a)
         caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    head_link_ = gcs_ = nullptr;
-    std::lock_guard<std::mutex> guard{mu_};
+    program_upload_ = head_link_ = gcs_ = nullptr;
     nodes_.clear();
   } else {
     // The control store goes before the nodes: what it has stored stays

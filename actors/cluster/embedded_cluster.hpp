@@ -168,6 +168,9 @@ private:
   /// Not attached: the control store this process runs.
   control_store control_;
   mutable std::mutex mu_;
+  /// Attached: hands this program to the control store, once.
+  caf::actor program_upload_ GUARDED_BY(mu_);
+  bool program_offered_ GUARDED_BY(mu_) = false;
   std::vector<node_entry> nodes_ GUARDED_BY(mu_);
   std::vector<std::weak_ptr<owner_client>> drivers_ GUARDED_BY(mu_);
   std::shared_ptr<owner_client> driver_;

@@ -1,5 +1,6 @@
 #include "common/program_file.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -7,8 +8,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <sys/stat.h>
 #include <tuple>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -65,6 +68,65 @@ bool identity_of(const std::string& path, file_identity& out) {
 
 } // namespace
 
+struct sha256_stream::state {
+  std::unique_ptr<EVP_MD_CTX, evp_ctx_deleter> ctx{EVP_MD_CTX_new()};
+};
+
+sha256_stream::sha256_stream() : state_{std::make_unique<state>()} {
+  if (!state_->ctx ||
+      EVP_DigestInit_ex(state_->ctx.get(), EVP_sha256(), nullptr) != 1)
+    throw std::runtime_error("cannot start a SHA-256 digest");
+}
+
+sha256_stream::~sha256_stream() = default;
+sha256_stream::sha256_stream(sha256_stream&&) noexcept = default;
+sha256_stream& sha256_stream::operator=(sha256_stream&&) noexcept = default;
+
+void sha256_stream::update(const void* data, std::size_t size) {
+  EVP_DigestUpdate(state_->ctx.get(), data, size);
+}
+
+std::string sha256_stream::finish() {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md;
+  unsigned int md_len = 0;
+  EVP_DigestFinal_ex(state_->ctx.get(), md.data(), &md_len);
+  return to_hex(md.data(), md_len);
+}
+
+bool is_sha256_hex(const std::string& text) {
+  return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+bool write_all(int fd, const char* data, std::size_t size) {
+  std::size_t done = 0;
+  while (done < size) {
+    auto n = ::write(fd, data + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::size_t read_at(int fd, char* data, std::size_t size,
+                    std::uint64_t offset) {
+  std::size_t done = 0;
+  while (done < size) {
+    auto n = ::pread(fd, data + done, size - done,
+                     static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += static_cast<std::size_t>(n);
+  }
+  return done;
+}
+
 file_digest digest_file(const std::string& path) {
   file_digest result;
   std::unique_ptr<std::FILE, file_closer> in{std::fopen(path.c_str(), "rb")};
@@ -72,15 +134,11 @@ file_digest digest_file(const std::string& path) {
     result.error = std::strerror(errno);
     return result;
   }
-  std::unique_ptr<EVP_MD_CTX, evp_ctx_deleter> ctx{EVP_MD_CTX_new()};
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    result.error = "cannot start a SHA-256 digest";
-    return result;
-  }
+  sha256_stream hash;
   std::array<char, 1 << 16> buf;
   std::size_t n = 0;
   while ((n = std::fread(buf.data(), 1, buf.size(), in.get())) > 0) {
-    EVP_DigestUpdate(ctx.get(), buf.data(), n);
+    hash.update(buf.data(), n);
     result.size += n;
   }
   if (std::ferror(in.get())) {
@@ -88,10 +146,7 @@ file_digest digest_file(const std::string& path) {
     result.size = 0;
     return result;
   }
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md;
-  unsigned int md_len = 0;
-  EVP_DigestFinal_ex(ctx.get(), md.data(), &md_len);
-  result.sha256 = to_hex(md.data(), md_len);
+  result.sha256 = hash.finish();
   return result;
 }
 
@@ -121,6 +176,15 @@ std::string check_program_file(const std::string& path,
   std::lock_guard<std::mutex> guard{files.mu};
   files.known[key] = after;
   return {};
+}
+
+void remember_program_file(const std::string& path, const std::string& sha256) {
+  file_identity now;
+  if (!identity_of(path, now))
+    return;
+  auto& files = checked();
+  std::lock_guard<std::mutex> guard{files.mu};
+  files.known[std::make_pair(path, sha256)] = now;
 }
 
 } // namespace prism::actors

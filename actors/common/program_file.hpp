@@ -3,7 +3,9 @@
 // A program file and its identity: the SHA-256 of its bytes. A worker process
 // runs its job's program only if the file on this host is that program.
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace prism::actors {
@@ -17,6 +19,37 @@ struct file_digest {
   std::string error;
 };
 
+/// A SHA-256 over bytes given piece by piece.
+class sha256_stream {
+public:
+  sha256_stream();
+  ~sha256_stream();
+  sha256_stream(sha256_stream&&) noexcept;
+  sha256_stream& operator=(sha256_stream&&) noexcept;
+
+  void update(const void* data, std::size_t size);
+
+  /// The digest of every byte given, lower-case hex; the stream takes no
+  /// more bytes after.
+  std::string finish();
+
+private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+/// Whether `text` can be a SHA-256 in lower-case hex: 64 characters, each
+/// 0-9 or a-f. Such a text is safe as a file name.
+bool is_sha256_hex(const std::string& text);
+
+/// Writes all `size` bytes of `data` to `fd`; false (with `errno` set) if
+/// it cannot.
+bool write_all(int fd, const char* data, std::size_t size);
+
+/// Reads up to `size` bytes of `fd` at `offset` into `data`; returns how many
+/// it read (fewer at the end of the file, or on an error, with `errno` set).
+std::size_t read_at(int fd, char* data, std::size_t size, std::uint64_t offset);
+
 /// Reads the file at `path` and hashes it. Blocks for as long as reading
 /// takes (about a second for a few hundred MB): not on a scheduler thread.
 file_digest digest_file(const std::string& path);
@@ -27,5 +60,10 @@ file_digest digest_file(const std::string& path);
 /// not read again.
 std::string check_program_file(const std::string& path,
                                const std::string& sha256, std::uint64_t size);
+
+/// Records that the file at `path` holds the bytes of `sha256`, as a check
+/// would, without reading it: for a file just written from bytes whose
+/// digest was taken on the way.
+void remember_program_file(const std::string& path, const std::string& sha256);
 
 } // namespace prism::actors

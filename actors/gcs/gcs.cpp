@@ -11,6 +11,7 @@
 #include "protocol/kv.hpp"
 #include "protocol/lineage.hpp"
 #include "protocol/owner_gcs.hpp"
+#include "protocol/programs.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/status.hpp"
 #include "protocol/testing.hpp"
@@ -39,6 +40,17 @@ void on_down(gcs_actor* self, const caf::down_msg& msg) {
   owner_gone(self, msg.source);
 }
 
+/// Hands a message about programs to their keeper, which answers it.
+template <class Message>
+caf::result<caf::message> to_programs(gcs_actor* self,
+                                      const caf::actor& programs, Message msg) {
+  if (!programs)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "this control store keeps no programs");
+  self->delegate(programs, std::move(msg));
+  return caf::delegated<caf::message>{};
+}
+
 caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
   start(self, cfg);
   self->set_down_handler([self](caf::down_msg& msg) { on_down(self, msg); });
@@ -55,6 +67,16 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](const protocol::finish_job& msg) { return finish_job(self, msg); },
       [self](const protocol::get_job_program& msg) {
         return job_program_of(self, msg);
+      },
+      // -- programs ---------------------------------------------------------
+      [self, programs = cfg.programs](protocol::offer_program& msg) {
+        return to_programs(self, programs, std::move(msg));
+      },
+      [self, programs = cfg.programs](protocol::program_part& msg) {
+        return to_programs(self, programs, std::move(msg));
+      },
+      [self, programs = cfg.programs](protocol::read_program& msg) {
+        return to_programs(self, programs, std::move(msg));
       },
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
       [self](const protocol::query_summary&) { return summarize(self->state); },

@@ -33,6 +33,10 @@ struct gcs_config {
   std::chrono::milliseconds recovery_grace{2000};
   /// How many dead actors it keeps; it forgets those that died first.
   std::size_t max_dead_actors = 100000;
+  /// The keeper of jobs' programs (gcs/program_store.hpp), which gets the
+  /// programs' messages; none: programs are not kept, and reads of them
+  /// fail.
+  caf::actor programs;
 };
 
 /// Spawns the control store: the registry of nodes, jobs, actors and the
@@ -66,6 +70,8 @@ struct gcs_keeper_config {
   /// drivers of the stored cluster may still run (a head process that
   /// died and started again).
   gcs_start first_start = gcs_start::fresh_cluster;
+  /// The keeper of jobs' programs, for every control store it starts.
+  caf::actor programs;
 };
 
 /// Spawns the control store's supervisor (its messages are in

@@ -22,6 +22,7 @@
 #include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
 #include "protocol/owner_worker.hpp"
+#include "protocol/programs.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
 #include "protocol/status.hpp"
@@ -72,6 +73,10 @@ using message_types = caf::detail::type_list<
     message_type<actor_instance_lost, "prism.actor_instance_lost">,
     message_type<get_job_program, "prism.get_job_program">,
     message_type<job_program, "prism.job_program">,
+    message_type<offer_program, "prism.offer_program">,
+    message_type<program_part, "prism.program_part">,
+    message_type<read_program, "prism.read_program">,
+    message_type<program_bytes, "prism.program_bytes">,
     message_type<program_checked, "prism.program_checked">,
     message_type<worker_hello, "prism.worker_hello">,
     message_type<worker_welcome, "prism.worker_welcome">,

@@ -52,6 +52,9 @@ struct raylet_config {
   std::chrono::milliseconds idle_worker_timeout{1000};
   /// Worker processes starting at once; 0 is the node's CPUs (at least 1).
   std::uint32_t max_starting_workers = 0;
+  /// Where the node keeps the programs it fetched from the control store,
+  /// by SHA-256 (see job_programs.cpp); a directory of this user's alone.
+  std::string program_cache;
 };
 
 /// Spawns the raylet of one node: it owns the node's resources and worker

@@ -129,6 +129,9 @@ struct raylet_state {
   std::unordered_map<job_id, worker_program> programs;
   /// Jobs whose program is being looked up or checked.
   std::unordered_set<job_id> programs_pending;
+  /// Jobs whose program this host does not hold at its driver's path, being
+  /// fetched from the control store.
+  std::unordered_set<job_id> programs_fetching;
 };
 
 using raylet_actor = caf::stateful_actor<raylet_state>;

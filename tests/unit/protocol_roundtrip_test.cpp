@@ -697,6 +697,33 @@ protocol::get_job_program sample(type_tag<protocol::get_job_program>,
   return {.job = job_id{6}};
 }
 
+protocol::offer_program sample(type_tag<protocol::offer_program>,
+                               const caf::actor&) {
+  return {.sha256 = std::string(64, 'b'), .size = 7 << 20};
+}
+
+protocol::program_part sample(type_tag<protocol::program_part>,
+                              const caf::actor&) {
+  return {.sha256 = std::string(64, 'b'),
+          .offset = 1 << 20,
+          .bytes = std::string(4096, '\x7f')};
+}
+
+protocol::read_program sample(type_tag<protocol::read_program>,
+                              const caf::actor&) {
+  return {.sha256 = std::string(64, 'b'), .offset = 3, .max_bytes = 1 << 20};
+}
+
+protocol::program_bytes sample(type_tag<protocol::program_bytes>,
+                               const caf::actor&) {
+  return {.ok = true,
+          .pending = false,
+          .error = "no copy",
+          .total = 7 << 20,
+          .offset = 1 << 20,
+          .bytes = std::string(512, '\0')};
+}
+
 protocol::program_checked sample(type_tag<protocol::program_checked>,
                                  const caf::actor& a) {
   return {.job = job_id{6},

@@ -16,6 +16,8 @@ struct start_options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 6380;
   std::string storage;
+  /// Where a node keeps programs fetched from the control store.
+  std::string program_cache;
   double num_cpus = 0;
   /// Custom resources as a JSON object, e.g. {"GPU": 1}.
   std::string resources;

@@ -64,6 +64,10 @@ int main(int argc, char** argv) {
   start->add_option("--storage", so.storage,
                     "Head: the control store's directory (default: a "
                     "temporary one, gone when the head stops)");
+  start->add_option("--program-cache", so.program_cache,
+                    "Where this node keeps the jobs' programs it fetched from "
+                    "the control store (default: prism-<uid>/programs in the "
+                    "temporary directory)");
   start
       ->add_option("--num-cpus", so.num_cpus,
                    "CPUs of this node (default: its hardware threads)")

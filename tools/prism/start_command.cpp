@@ -54,6 +54,7 @@ cluster_process::options process_options(const start_options& o) {
   po.cfg.num_cpus = o.num_cpus;
   po.cfg.resources = parse_resources(o.resources);
   po.cfg.storage_path = o.storage;
+  po.program_cache = o.program_cache;
   po.cfg.log_level = o.log_level;
   po.listen = actors::host_port{o.host, o.port};
   if (!o.head)
