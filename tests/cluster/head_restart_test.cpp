@@ -1,5 +1,8 @@
 // The head process killed with SIGKILL and started again on its storage:
-// nodes and drivers reconnect, and every acknowledged write is there.
+// nodes and drivers reconnect, every acknowledged write is there, and
+// detached actors on the other nodes keep running, reachable by name.
+
+#include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
 
@@ -9,6 +12,36 @@
 
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
+
+namespace head_restart_test {
+
+/// A detached service that counts: its count shows that the same instance
+/// answers, not one started again.
+class counter {
+public:
+  static counter* create() {
+    return new counter;
+  }
+
+  int bump() {
+    return ++count_;
+  }
+
+  int pid() const {
+    return static_cast<int>(::getpid());
+  }
+
+private:
+  int count_ = 0;
+};
+
+} // namespace head_restart_test
+
+PRISM_REMOTE(head_restart_test::counter::create,
+             &head_restart_test::counter::bump,
+             &head_restart_test::counter::pid);
+
+using head_restart_test::counter;
 
 BOOST_AUTO_TEST_SUITE(head_restart)
 
@@ -45,6 +78,51 @@ BOOST_AUTO_TEST_CASE(a_killed_head_restarts_and_nodes_and_drivers_reconnect) {
   BOOST_TEST(status_shows("Jobs: 1 running"));
   prism::shutdown();
   BOOST_TEST(status_shows("Jobs: 0 running, 1 finished"));
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// A detached actor in a worker process of another node lives through the
+// head's restart: the same instance answers, by its handle and by its name,
+// to the driver that made it and to a new one.
+BOOST_AUTO_TEST_CASE(a_detached_actor_on_a_node_outlives_a_head_restart) {
+  auto opts = attached_cluster(0);
+  opts.driver.ns = "services";
+  process_cluster cluster{opts};
+  cluster.add_node({"--resources", R"({"far": 1})"});
+  auto service = prism::actor(counter::create)
+                     .name("counter")
+                     .lifetime(prism::lifetime::detached)
+                     .resources({{"far", 1}})
+                     .remote();
+  constexpr auto timeout = 60s;
+  BOOST_TEST(prism::get(service.task(&counter::bump).remote(), timeout) == 1);
+  auto pid = prism::get(service.task(&counter::pid).remote(), timeout);
+  BOOST_TEST(pid != cluster.node_pid(1));
+
+  cluster.restart_head();
+
+  // Calls go straight to the actor's process: they need no head.
+  BOOST_TEST(prism::get(service.task(&counter::bump).remote(), timeout) == 2);
+  // By name, once the new head knows the actor again (its node reported
+  // it when it registered again).
+  std::optional<prism::actor_handle<counter>> found;
+  BOOST_TEST(eventually(30s, [&] {
+    try {
+      found = prism::get_actor<counter>("counter");
+    } catch (const prism::error&) {
+      found.reset();
+    }
+    return found.has_value();
+  }));
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(prism::get(found->task(&counter::bump).remote(), timeout) == 3);
+  BOOST_TEST(prism::get(found->task(&counter::pid).remote(), timeout) == pid);
+  {
+    auto other = prism::client::connect("services");
+    auto seen = other.get_actor<counter>("counter");
+    BOOST_REQUIRE(seen.has_value());
+    BOOST_TEST(other.get(seen->task(&counter::bump).remote(), timeout) == 4);
+  }
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 
