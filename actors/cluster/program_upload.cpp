@@ -21,14 +21,28 @@ namespace {
 /// for a scheduler thread.
 constexpr std::uint64_t part_bytes = std::uint64_t{1} << 20;
 
-/// How long the control store may take to answer an offer or a part.
-constexpr auto upload_timeout = std::chrono::seconds{60};
+/// How long the control store may take to answer an offer: long enough for
+/// a head that restarts (messages wait at the endpoint meanwhile).
+constexpr auto offer_timeout = std::chrono::seconds{60};
+
+/// How long it may take to answer a part, which takes it milliseconds: a
+/// part sent to a head that died is never answered, and the upload starts
+/// again once this passed.
+constexpr auto part_timeout = std::chrono::seconds{10};
+
+/// How often an upload that failed part way starts again from its offer (a
+/// head that restarted meanwhile forgot the upload).
+constexpr int max_upload_attempts = 3;
+
+using offer_atom = caf::atom_constant<caf::atom("offer")>;
 
 struct upload_state {
   protocol::job_program program;
   caf::actor gcs;
   int fd = -1;
   std::uint64_t offset = 0;
+  /// Offers made so far.
+  int attempts = 0;
   std::shared_ptr<spdlog::logger> log;
 
   ~upload_state() {
@@ -61,7 +75,7 @@ void send_part(upload_actor* self) {
                                            "than its digest said"});
     return;
   }
-  self->request(st.gcs, upload_timeout,
+  self->request(st.gcs, part_timeout,
                 protocol::program_part{st.program.sha256, st.offset,
                                        std::move(bytes)})
       .then(
@@ -80,7 +94,14 @@ void send_part(upload_actor* self) {
             }
           },
           [self](caf::error& err) {
-            give_up(self, self->system().render(err));
+            auto& st = self->state;
+            if (st.attempts >= max_upload_attempts) {
+              give_up(self, self->system().render(err));
+              return;
+            }
+            st.log->info("handing program {} over again from its start: {}",
+                         st.program.sha256, self->system().render(err));
+            self->send(self, offer_atom::value);
           });
 }
 
@@ -92,7 +113,9 @@ void offer(upload_actor* self) {
     give_up(self, "its digest could not be taken");
     return;
   }
-  self->request(st.gcs, upload_timeout,
+  ++st.attempts;
+  st.offset = 0;
+  self->request(st.gcs, offer_timeout,
                 protocol::offer_program{st.program.sha256, st.program.size})
       .then(
           [self](bool wanted) {
@@ -103,7 +126,8 @@ void offer(upload_actor* self) {
               self->quit();
               return;
             }
-            st.fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+            if (st.fd < 0)
+              st.fd = ::open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
             if (st.fd < 0) {
               give_up(self, std::string{"cannot read the running image: "} +
                                 std::strerror(errno));
@@ -115,8 +139,6 @@ void offer(upload_actor* self) {
             give_up(self, self->system().render(err));
           });
 }
-
-using offer_atom = caf::atom_constant<caf::atom("offer")>;
 
 caf::behavior program_upload(upload_actor* self, caf::actor gcs,
                              protocol::job_program program) {

@@ -8,6 +8,7 @@
 
 #include <prism/prism.hpp>
 
+#include "common/program_file.hpp"
 #include "prism_command.hpp"
 
 using namespace prism::cluster_test;
@@ -76,6 +77,14 @@ BOOST_AUTO_TEST_CASE(a_killed_head_restarts_and_nodes_and_drivers_reconnect) {
   BOOST_TEST(contains(node_log, "connected to the head at " +
                                     cluster.address() + " again"));
   BOOST_TEST(status_shows("Jobs: 1 running"));
+  // The driver's program is kept by the control store, whether its upload
+  // ended before the restart or started again after it.
+  auto program = prism::actors::digest_file("/proc/self/exe");
+  BOOST_REQUIRE(program.error.empty());
+  auto kept = cluster.session_dir() + "/gcs/programs/" + program.sha256;
+  BOOST_TEST(eventually(120s, [&] {
+    return prism::actors::digest_file(kept).sha256 == program.sha256;
+  }));
   prism::shutdown();
   BOOST_TEST(status_shows("Jobs: 0 running, 1 finished"));
   BOOST_TEST(cluster.sanitizer_reports() == "");
