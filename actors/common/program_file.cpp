@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,6 +14,7 @@
 #include <sys/stat.h>
 #include <tuple>
 #include <unistd.h>
+#include <utility>
 
 #include <openssl/evp.h>
 
@@ -125,6 +128,81 @@ std::size_t read_at(int fd, char* data, std::size_t size,
     done += static_cast<std::size_t>(n);
   }
   return done;
+}
+
+program_file_writer::~program_file_writer() {
+  discard();
+}
+
+program_file_writer::program_file_writer(program_file_writer&& other) noexcept
+    : partial_(std::move(other.partial_)), fd_(std::exchange(other.fd_, -1)),
+      hash_(std::move(other.hash_)) {}
+
+program_file_writer&
+program_file_writer::operator=(program_file_writer&& other) noexcept {
+  if (this != &other) {
+    discard();
+    partial_ = std::move(other.partial_);
+    fd_ = std::exchange(other.fd_, -1);
+    hash_ = std::move(other.hash_);
+  }
+  return *this;
+}
+
+void program_file_writer::discard() {
+  if (fd_ < 0)
+    return;
+  ::close(fd_);
+  fd_ = -1;
+  ::unlink(partial_.c_str());
+}
+
+std::string program_file_writer::open(std::string partial, unsigned mode) {
+  discard();
+  partial_ = std::move(partial);
+  fd_ = ::open(partial_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+               static_cast<mode_t>(mode));
+  if (fd_ < 0)
+    return "cannot write " + partial_ + ": " + std::strerror(errno);
+  hash_.emplace();
+  return {};
+}
+
+std::string program_file_writer::append(const char* data, std::size_t size) {
+  if (fd_ < 0 || !write_all(fd_, data, size))
+    return "cannot write " + partial_ + ": " + std::strerror(errno);
+  hash_->update(data, size);
+  return {};
+}
+
+std::string program_file_writer::commit(const std::string& sha256,
+                                        const std::string& path, unsigned mode,
+                                        bool sync) {
+  if (fd_ < 0)
+    return "nothing written to " + partial_;
+  auto digest = hash_->finish();
+  if (digest != sha256) {
+    discard();
+    return "the bytes hash to " + digest + ", not " + sha256;
+  }
+  auto fd = std::exchange(fd_, -1);
+  bool ok = ::fchmod(fd, static_cast<mode_t>(mode)) == 0 &&
+            (!sync || ::fsync(fd) == 0);
+  ok = ::close(fd) == 0 && ok;
+  if (!ok || ::rename(partial_.c_str(), path.c_str()) != 0) {
+    auto why = "cannot keep " + path + ": " + std::strerror(errno);
+    ::unlink(partial_.c_str());
+    return why;
+  }
+  if (sync) {
+    auto dir = std::filesystem::path{path}.parent_path().string();
+    if (int d = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        d >= 0) {
+      ::fsync(d);
+      ::close(d);
+    }
+  }
+  return {};
 }
 
 file_digest digest_file(const std::string& path) {

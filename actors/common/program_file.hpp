@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace prism::actors {
@@ -36,6 +37,42 @@ public:
 private:
   struct state;
   std::unique_ptr<state> state_;
+};
+
+/// A program file written from bytes that arrive in parts: beside its final
+/// name first, hashed on the way, and renamed into place only if the bytes
+/// hash to the SHA-256 it should have, so a file under the final name is
+/// always a whole, checked program. A writer destroyed before `commit`
+/// removes what it wrote.
+class program_file_writer {
+public:
+  program_file_writer() = default;
+  ~program_file_writer();
+  program_file_writer(program_file_writer&&) noexcept;
+  program_file_writer& operator=(program_file_writer&&) noexcept;
+
+  /// Creates (or truncates) `partial` with `mode`. Returns why not, or "".
+  std::string open(std::string partial, unsigned mode);
+
+  /// Appends `size` bytes. Returns why not, or "".
+  std::string append(const char* data, std::size_t size);
+
+  /// Checks the bytes against `sha256`, gives the file `mode`, syncs it to
+  /// disk with its directory if `sync`, and renames it to `path`. Returns
+  /// why not, or "" (then the file is no longer the writer's).
+  std::string commit(const std::string& sha256, const std::string& path,
+                     unsigned mode, bool sync);
+
+  const std::string& partial() const {
+    return partial_;
+  }
+
+private:
+  void discard();
+
+  std::string partial_;
+  int fd_ = -1;
+  std::optional<sha256_stream> hash_;
 };
 
 /// Whether `text` can be a SHA-256 in lower-case hex: 64 characters, each

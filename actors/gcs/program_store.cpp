@@ -27,35 +27,22 @@ using clock_type = std::chrono::steady_clock;
 
 /// A program being handed over.
 struct upload {
-  /// The file it is written to, beside its final name.
-  std::string partial;
-  int fd = -1;
+  /// Its file, beside its final name until it is whole and checked.
+  program_file_writer file;
   std::uint64_t size = 0;
   /// Bytes written so far: the offset of the next part.
   std::uint64_t offset = 0;
-  sha256_stream hash;
   clock_type::time_point last_part;
 };
 
 struct program_store_state {
   std::string dir;
   std::shared_ptr<spdlog::logger> log;
+  /// Dropping an upload removes what it wrote.
   std::unordered_map<std::string, upload> uploads;
-
-  ~program_store_state() {
-    for (auto& [sha, u] : uploads)
-      discard(u);
-  }
 
   std::string path_of(const std::string& sha256) const {
     return dir + "/" + sha256;
-  }
-
-  static void discard(upload& u) {
-    if (u.fd >= 0)
-      ::close(u.fd);
-    u.fd = -1;
-    ::unlink(u.partial.c_str());
   }
 
   /// The upload of `sha256` if one is under way and not abandoned.
@@ -64,7 +51,6 @@ struct program_store_state {
     if (i == uploads.end())
       return nullptr;
     if (clock_type::now() - i->second.last_part > stale_program_upload) {
-      discard(i->second);
       uploads.erase(i);
       return nullptr;
     }
@@ -110,41 +96,14 @@ caf::result<bool> offer(program_store_actor* self,
   if (st.live_upload(msg.sha256) != nullptr)
     return false;
   upload u;
-  u.partial = st.dir + "/." + msg.sha256 + ".partial";
-  u.fd =
-      ::open(u.partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (u.fd < 0)
-    return refuse("the control store cannot write " + u.partial + ": " +
-                  std::strerror(errno));
+  if (auto why = u.file.open(st.dir + "/." + msg.sha256 + ".partial", 0644);
+      !why.empty())
+    return refuse("the control store " + why);
   u.size = msg.size;
   u.last_part = clock_type::now();
   st.uploads.emplace(msg.sha256, std::move(u));
   st.log->info("taking program {} ({} bytes)", msg.sha256, msg.size);
   return true;
-}
-
-// Makes the complete upload of `sha256` the kept program: checked, on disk,
-// renamed into place. Returns why not, or "".
-std::string keep(program_store_state& st, const std::string& sha256,
-                 upload& u) {
-  auto digest = u.hash.finish();
-  if (digest != sha256)
-    return "the bytes handed over as program " + sha256 + " hash to " + digest +
-           ": not kept";
-  auto fd = std::exchange(u.fd, -1);
-  if (::fsync(fd) != 0 || ::close(fd) != 0)
-    return "the control store cannot write program " + sha256 + ": " +
-           std::strerror(errno);
-  if (::rename(u.partial.c_str(), st.path_of(sha256).c_str()) != 0)
-    return "the control store cannot keep program " + sha256 + ": " +
-           std::strerror(errno);
-  if (int dir = ::open(st.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-      dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
-  st.log->info("keeps program {} ({} bytes)", sha256, u.size);
-  return {};
 }
 
 caf::result<bool> take_part(program_store_actor* self,
@@ -157,7 +116,6 @@ caf::result<bool> take_part(program_store_actor* self,
   auto fail = [&](caf::error err) -> caf::result<bool> {
     st.log->warn("dropping the upload of program {}: {}", msg.sha256,
                  self->system().render(err));
-    st.discard(*u);
     st.uploads.erase(msg.sha256);
     return err;
   };
@@ -171,16 +129,19 @@ caf::result<bool> take_part(program_store_actor* self,
                        std::to_string(msg.bytes.size()) + " bytes at offset " +
                        std::to_string(msg.offset) + " of " +
                        std::to_string(u->size)));
-  if (!write_all(u->fd, msg.bytes.data(), msg.bytes.size()))
-    return fail(refuse("the control store cannot write program " + msg.sha256 +
-                       ": " + std::strerror(errno)));
-  u->hash.update(msg.bytes.data(), msg.bytes.size());
+  if (auto why = u->file.append(msg.bytes.data(), msg.bytes.size());
+      !why.empty())
+    return fail(refuse("the control store " + why));
   u->offset += msg.bytes.size();
   u->last_part = clock_type::now();
   if (u->offset < u->size)
     return false;
-  if (auto why = keep(st, msg.sha256, *u); !why.empty())
-    return fail(refuse(std::move(why)));
+  // Checked, on disk with its directory, renamed into place.
+  if (auto why = u->file.commit(msg.sha256, st.path_of(msg.sha256), 0644,
+                                /*sync=*/true);
+      !why.empty())
+    return fail(refuse("program " + msg.sha256 + " is not kept: " + why));
+  st.log->info("keeps program {} ({} bytes)", msg.sha256, u->size);
   st.uploads.erase(msg.sha256);
   return true;
 }

@@ -7,9 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
-#include <optional>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -49,20 +47,11 @@ struct fetch_state {
   protocol::job_program program;
   /// Why the file at the program's path did not do.
   std::string local_error;
-  /// The cached copy, and the file it is written to first.
+  /// The cached copy, and its file while it is fetched.
   std::string cached;
-  std::string partial;
-  int fd = -1;
+  program_file_writer file;
   std::uint64_t offset = 0;
-  std::optional<sha256_stream> hash;
   std::chrono::steady_clock::time_point give_up_at;
-
-  ~fetch_state() {
-    if (fd >= 0) {
-      ::close(fd);
-      ::unlink(partial.c_str());
-    }
-  }
 
   static inline const char* name = "prism.program_fetch";
 };
@@ -107,18 +96,10 @@ std::string own_directory(const std::string& dir) {
 // crash of the machine fails its check the next time and is fetched again.
 void keep_copy(fetch_actor* self) {
   auto& st = self->state;
-  auto digest = st.hash->finish();
-  if (digest != st.program.sha256) {
-    fetched(self, {},
-            "the bytes read hash to " + digest + ", not " + st.program.sha256);
-    return;
-  }
-  auto fd = std::exchange(st.fd, -1);
-  if (::fchmod(fd, 0755) != 0 || ::close(fd) != 0 ||
-      ::rename(st.partial.c_str(), st.cached.c_str()) != 0) {
-    ::unlink(st.partial.c_str());
-    fetched(self, {},
-            "cannot keep it at " + st.cached + ": " + std::strerror(errno));
+  if (auto why = st.file.commit(st.program.sha256, st.cached, 0755,
+                                /*sync=*/false);
+      !why.empty()) {
+    fetched(self, {}, std::move(why));
     return;
   }
   remember_program_file(st.cached, st.program.sha256);
@@ -157,13 +138,11 @@ void read_more(fetch_actor* self) {
                           " of " + std::to_string(got.total));
               return;
             }
-            if (!write_all(st.fd, got.bytes.data(), got.bytes.size())) {
-              fetched(self, {},
-                      "cannot write " + st.partial + ": " +
-                          std::strerror(errno));
+            if (auto why = st.file.append(got.bytes.data(), got.bytes.size());
+                !why.empty()) {
+              fetched(self, {}, std::move(why));
               return;
             }
-            st.hash->update(got.bytes.data(), got.bytes.size());
             st.offset += got.bytes.size();
             if (st.offset == st.program.size)
               keep_copy(self);
@@ -187,17 +166,13 @@ void fetch(fetch_actor* self, const std::string& cache) {
     return;
   }
   st.cached = cache + "/" + st.program.sha256;
-  st.partial = cache + "/." + st.program.sha256 + "." +
-               std::to_string(::getpid()) + "." + std::to_string(st.job.value) +
-               ".partial";
-  st.fd = ::open(st.partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                 0600);
-  if (st.fd < 0) {
-    fetched(self, {},
-            "cannot write " + st.partial + ": " + std::strerror(errno));
+  auto partial = cache + "/." + st.program.sha256 + "." +
+                 std::to_string(::getpid()) + "." +
+                 std::to_string(st.job.value) + ".partial";
+  if (auto why = st.file.open(std::move(partial), 0600); !why.empty()) {
+    fetched(self, {}, std::move(why));
     return;
   }
-  st.hash.emplace();
   st.give_up_at = std::chrono::steady_clock::now() + program_upload_wait;
   component_logger("raylet")->info(
       "fetching program {} ({} bytes) of job {} from the control store: {}",
@@ -226,8 +201,6 @@ caf::behavior program_fetch(fetch_actor* self, caf::actor raylet,
   };
 }
 
-// Checks `program` on this host, off the scheduler's threads (reading a
-// large file takes a while), and reports to the raylet.
 // Checks `program` on this host, off the scheduler's threads (reading a
 // large file takes a while): the file at its path, else the copy in the
 // node's program cache. Reports to the raylet.
