@@ -187,6 +187,16 @@ protocol::job_program this_job_program() {
   return program;
 }
 
+namespace {
+
+bool fork_workers(const config& cfg) {
+  const char* env = std::getenv("PRISM_FORK_WORKERS");
+  return cfg.fork_worker_processes &&
+         (env == nullptr || std::string{env} != "0");
+}
+
+} // namespace
+
 void use_worker_processes(caf::actor_system& sys, const config& cfg,
                           raylet_config& rc, worker_program program) {
   rc.gate = spawn_worker_gate(sys);
@@ -198,7 +208,7 @@ void use_worker_processes(caf::actor_system& sys, const config& cfg,
                     sys.render(port.error()));
   }
   rc.gate_address = address_of(host_port{"127.0.0.1", *port});
-  rc.launcher = std::make_shared<process_launcher>();
+  rc.launcher = std::make_shared<process_launcher>(fork_workers(cfg));
   rc.program = std::move(program);
   rc.worker_start_timeout =
       std::chrono::milliseconds{cfg.worker_start_timeout_ms};

@@ -37,6 +37,7 @@
 #include "protocol/supervisor.hpp"
 #include "protocol/testing.hpp"
 #include "raylet/raylet.hpp"
+#include "worker/fork_server.hpp"
 #include "worker/worker_process.hpp"
 
 namespace prism::actors {
@@ -581,10 +582,13 @@ void init(const config& cfg) {
 }
 
 bool is_worker_process() noexcept {
-  return actors::started_as_worker();
+  return actors::started_as_worker() || actors::started_as_fork_server();
 }
 
 void serve_if_worker() {
+  // A fork server returns here only in a worker it forked.
+  if (actors::started_as_fork_server())
+    actors::serve_forks();
   if (actors::started_as_worker())
     actors::serve_as_worker();
 }

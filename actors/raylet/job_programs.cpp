@@ -290,9 +290,25 @@ void program_checked(raylet_actor* self, protocol::program_checked& msg) {
   st.log->info("job {} runs {} ({} bytes, SHA-256 {})", msg.job.value,
                msg.program.path, msg.program.size, msg.program.sha256);
   st.programs[msg.job] =
-      worker_program{std::move(msg.program.path), std::move(msg.program.argv)};
+      worker_program{std::move(msg.program.path), std::move(msg.program.argv),
+                     std::move(msg.program.sha256)};
   start_queued_hosts(self);
   schedule(self);
+}
+
+void forget_program_if_unused(raylet_actor* self, job_id job) {
+  auto& st = self->state;
+  auto i = st.programs.find(job);
+  if (i == st.programs.end() || !st.cfg.launcher)
+    return;
+  auto same = [&](const worker_program& p) {
+    return p.path == i->second.path && p.argv == i->second.argv &&
+           p.sha256 == i->second.sha256;
+  };
+  for (auto& [other, program] : st.programs)
+    if (other != job && !st.finished_jobs.contains(other) && same(program))
+      return;
+  st.cfg.launcher->forget(i->second);
 }
 
 } // namespace prism::actors::raylet_internal

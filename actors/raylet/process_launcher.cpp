@@ -1,6 +1,8 @@
 #include "raylet/process_launcher.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -8,11 +10,14 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/log.hpp"
 #include "prism/error.hpp"
+#include "worker/fork_wire.hpp"
 
 extern char** environ;
 
@@ -71,7 +76,9 @@ struct spawn_setup {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t actions;
 
-  spawn_setup() {
+  /// `fds` are (descriptor here, its number in the child) pairs to hand
+  /// over; the child's numbers start at 3.
+  explicit spawn_setup(const std::vector<std::pair<int, int>>& fds) {
     ::posix_spawnattr_init(&attr);
     ::posix_spawn_file_actions_init(&actions);
     // A child starts clean of what this process set up for itself: signals
@@ -85,7 +92,12 @@ struct spawn_setup {
     ::posix_spawnattr_setsigdefault(&attr, &all);
     ::posix_spawnattr_setflags(&attr,
                                POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    ::posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    int first_closed = 3;
+    for (auto [from, to] : fds) {
+      ::posix_spawn_file_actions_adddup2(&actions, from, to);
+      first_closed = std::max(first_closed, to + 1);
+    }
+    ::posix_spawn_file_actions_addclosefrom_np(&actions, first_closed);
   }
 
   ~spawn_setup() {
@@ -113,6 +125,24 @@ merged_environment(const std::vector<std::string>& extra) {
   return result;
 }
 
+/// What tells one program's fork server from another's.
+std::string program_key(const worker_program& program) {
+  std::string key = program.sha256.empty() ? program.path : program.sha256;
+  for (auto& arg : program.argv)
+    key += '\0' + arg;
+  return key;
+}
+
+bool send_kill(int pidfd, pid_t pid) {
+  if (pidfd >= 0)
+    return ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0;
+  return ::kill(pid, SIGKILL) == 0;
+}
+
+/// How long a launch waits for a fork server's answer before it starts the
+/// worker by exec instead (and gives up on that server).
+constexpr auto fork_answer_timeout = std::chrono::seconds{1};
+
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
   for (auto& s : strings)
@@ -123,7 +153,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 } // namespace
 
-process_launcher::process_launcher() {
+process_launcher::process_launcher(bool fork_servers)
+    : fork_servers_{fork_servers} {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0)
     throw error(errc::internal,
@@ -142,33 +173,65 @@ process_launcher::~process_launcher() {
   {
     std::lock_guard<std::mutex> guard{mu_};
     left.swap(children_);
+    for (auto& [key, s] : servers_)
+      if (s.fd >= 0)
+        ::close(s.fd);
+    servers_.clear();
   }
   for (auto& [pid, c] : left) {
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    send_kill(c.pidfd, pid);
+    // A forked worker is its server's child: the server (killed too) or
+    // init reaps it.
+    if (c.server == 0) {
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
     }
-    ::close(c.pidfd);
+    if (c.pidfd >= 0)
+      ::close(c.pidfd);
   }
   ::close(wake_fd_);
 }
 
-pid_t process_launcher::launch(const worker_program& program,
-                               const std::vector<std::string>& env,
-                               exit_callback on_exit) {
+pid_t process_launcher::spawn(const worker_program& program,
+                              const std::vector<std::string>& env,
+                              const std::vector<std::pair<int, int>>& fds) {
   auto argv_strings = program.argv;
   if (argv_strings.empty())
     argv_strings.push_back(program.path);
   auto env_strings = merged_environment(env);
   auto argv = pointers(argv_strings);
   auto envp = pointers(env_strings);
-  spawn_setup setup;
+  spawn_setup setup{fds};
   pid_t pid = 0;
   if (int rc = ::posix_spawn(&pid, program.path.c_str(), &setup.actions,
                              &setup.attr, argv.data(), envp.data());
       rc != 0)
     throw error(errc::internal, "cannot start worker process '" + program.path +
                                     "': " + std::strerror(rc));
+  return pid;
+}
+
+process_launcher::launched
+process_launcher::launch(const worker_program& program,
+                         const std::vector<std::string>& env,
+                         exit_callback on_exit) {
+  if (fork_servers_) {
+    std::unique_lock<std::mutex> lock{mu_};
+    auto key = program_key(program);
+    auto s = servers_.find(key);
+    if (s == servers_.end()) {
+      // This one starts by exec; the next ones fork once the server serves.
+      if (refused_.count(key) == 0)
+        start_server(key, program);
+    } else {
+      s->second.retiring = false;
+      if (s->second.ready)
+        if (auto pid = fork_from(lock, s->second, env, on_exit); pid > 0)
+          return {pid, true};
+    }
+  }
+  auto pid = spawn(program, env);
   int fd = open_pidfd(pid);
   if (fd < 0) {
     auto why = std::string{std::strerror(errno)};
@@ -182,20 +245,211 @@ pid_t process_launcher::launch(const worker_program& program,
     children_.emplace(pid, child{fd, std::move(on_exit)});
   }
   wake();
+  return {pid, false};
+}
+
+void process_launcher::start_server(const std::string& key,
+                                    const worker_program& program) {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0) {
+    refused_[key] = std::string{"no socket pair: "} + std::strerror(errno);
+    return;
+  }
+  constexpr int server_fd = 3;
+  pid_t pid = 0;
+  try {
+    pid = spawn(program,
+                {std::string{fork_wire::server_variable} + "=" +
+                 std::to_string(server_fd)},
+                {{pair[1], server_fd}});
+  } catch (const std::exception& e) {
+    refused_[key] = e.what();
+  }
+  ::close(pair[1]);
+  int pidfd = pid > 0 ? open_pidfd(pid) : -1;
+  if (pidfd < 0) {
+    if (pid > 0) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      refused_[key] = "cannot watch its process";
+    }
+    ::close(pair[0]);
+    return;
+  }
+  children_.emplace(pid, child{pidfd, nullptr, 0, false, true});
+  servers_.emplace(key, fork_server{pid, pair[0]});
+  wake();
+}
+
+pid_t process_launcher::fork_from(std::unique_lock<std::mutex>& lock,
+                                  fork_server& server,
+                                  const std::vector<std::string>& env,
+                                  exit_callback& on_exit) {
+  std::string entries;
+  for (auto& e : env)
+    entries += e + '\0';
+  auto serial = ++next_request_;
+  auto server_pid = server.pid;
+  auto& r = requests_[serial];
+  r.server = server_pid;
+  r.on_exit = on_exit;
+  if (!fork_wire::send(server.fd, {fork_wire::kind::fork, serial, 0, 0},
+                       entries)) {
+    requests_.erase(serial);
+    return 0;
+  }
+  bool answered = answered_.wait_for(lock, fork_answer_timeout, [&] {
+    auto i = requests_.find(serial);
+    return i == requests_.end() || i->second.answered;
+  });
+  auto i = requests_.find(serial);
+  pid_t pid = 0;
+  if (i != requests_.end()) {
+    pid = i->second.pid;
+    requests_.erase(i);
+  }
+  if (!answered) {
+    // A server that does not answer is given up; a late answer's child is
+    // killed (see read_server).
+    for (auto& [key, s] : servers_)
+      if (s.pid == server_pid) {
+        refused_[key] = "it did not answer a request within a second";
+        close_server(key);
+        break;
+      }
+  }
   return pid;
+}
+
+void process_launcher::read_server(const std::string& key,
+                                   std::vector<exit_report>& reports) {
+  auto& s = servers_.at(key);
+  for (;;) {
+    fork_wire::header h;
+    std::string text;
+    int passed = -1;
+    auto got = fork_wire::receive(s.fd, h, text, passed);
+    if (got == fork_wire::received::none)
+      return;
+    if (got == fork_wire::received::closed) {
+      if (!s.ready && refused_.count(key) == 0)
+        refused_[key] = "it ended before it served";
+      close_server(key);
+      return;
+    }
+    switch (h.what) {
+    case fork_wire::kind::ready:
+      s.ready = true;
+      break;
+    case fork_wire::kind::refused:
+      refused_[key] = text;
+      component_logger("raylet")->info(
+          "worker processes of {} start by exec: its fork server cannot "
+          "serve: {}",
+          key.substr(0, key.find('\0')), text);
+      break;
+    case fork_wire::kind::forked:
+    case fork_wire::kind::fork_failed: {
+      auto r = requests_.find(h.serial);
+      if (r == requests_.end() || h.what == fork_wire::kind::fork_failed) {
+        // Answered too late: its launch started a worker by exec.
+        if (h.pid > 0)
+          send_kill(passed, h.pid);
+        if (passed >= 0)
+          ::close(passed);
+        if (r != requests_.end())
+          r->second.answered = true;
+        break;
+      }
+      // Known before the server's report of its end can come.
+      children_.emplace(h.pid,
+                        child{passed, std::move(r->second.on_exit), s.pid});
+      r->second.answered = true;
+      r->second.pid = h.pid;
+      answered_.notify_all();
+      break;
+    }
+    case fork_wire::kind::exited: {
+      auto c = children_.find(h.pid);
+      if (c == children_.end() || c->second.server != s.pid)
+        break;
+      if (c->second.pidfd >= 0)
+        ::close(c->second.pidfd);
+      reports.push_back(
+          {std::move(c->second.on_exit), h.pid, describe_exit(h.status)});
+      children_.erase(c);
+      close_if_retired(s.pid);
+      // `s` may be gone now.
+      if (servers_.count(key) == 0)
+        return;
+      break;
+    }
+    default:
+      if (passed >= 0)
+        ::close(passed);
+      break;
+    }
+    answered_.notify_all();
+  }
+}
+
+void process_launcher::close_server(const std::string& key) {
+  auto s = servers_.find(key);
+  if (s == servers_.end())
+    return;
+  // The server ends when its socket closes; its workers run on, their ends
+  // now seen through their pidfds alone.
+  ::close(s->second.fd);
+  for (auto& [pid, c] : children_)
+    if (c.server == s->second.pid)
+      c.orphaned = true;
+  for (auto& [serial, r] : requests_)
+    if (r.server == s->second.pid)
+      r.answered = true;
+  servers_.erase(s);
+  answered_.notify_all();
+  wake();
+}
+
+void process_launcher::close_if_retired(pid_t server) {
+  for (auto& [key, s] : servers_) {
+    if (s.pid != server)
+      continue;
+    if (!s.retiring)
+      return;
+    for (auto& [pid, c] : children_)
+      if (c.server == server)
+        return;
+    close_server(key);
+    return;
+  }
+}
+
+void process_launcher::forget(const worker_program& program) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto key = program_key(program);
+  refused_.erase(key);
+  auto s = servers_.find(key);
+  if (s == servers_.end())
+    return;
+  s->second.retiring = true;
+  close_if_retired(s->second.pid);
 }
 
 bool process_launcher::kill(pid_t pid) {
   std::lock_guard<std::mutex> guard{mu_};
-  // Only a child not yet reaped: its pid cannot have been reused.
-  if (children_.count(pid) == 0)
+  // Only a worker not yet reaped: its pidfd names this very process.
+  auto c = children_.find(pid);
+  if (c == children_.end() || c->second.is_server)
     return false;
-  return ::kill(pid, SIGKILL) == 0;
+  return send_kill(c->second.pidfd, pid);
 }
 
 std::size_t process_launcher::running() const {
   std::lock_guard<std::mutex> guard{mu_};
-  return children_.size();
+  return static_cast<std::size_t>(
+      std::count_if(children_.begin(), children_.end(),
+                    [](const auto& c) { return !c.second.is_server; }));
 }
 
 void process_launcher::wake() {
@@ -204,18 +458,30 @@ void process_launcher::wake() {
 }
 
 void process_launcher::reap_loop() {
+  // What the poll set's entries are: the wake-up, a child's pidfd, or a
+  // fork server's socket.
+  struct watched {
+    pid_t pid = 0;
+    std::string server;
+  };
   std::vector<pollfd> fds;
-  std::vector<pid_t> pids;
+  std::vector<watched> what;
+  std::vector<exit_report> reports;
   for (;;) {
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
-    pids.assign(1, 0);
+    what.assign(1, watched{});
     {
       std::lock_guard<std::mutex> guard{mu_};
       if (stopping_)
         return;
-      for (auto& [pid, c] : children_) {
-        fds.push_back(pollfd{c.pidfd, POLLIN, 0});
-        pids.push_back(pid);
+      for (auto& [pid, c] : children_)
+        if ((c.server == 0 || c.orphaned) && c.pidfd >= 0) {
+          fds.push_back(pollfd{c.pidfd, POLLIN, 0});
+          what.push_back(watched{pid, {}});
+        }
+      for (auto& [key, s] : servers_) {
+        fds.push_back(pollfd{s.fd, POLLIN, 0});
+        what.push_back(watched{0, key});
       }
     }
     if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
@@ -224,27 +490,47 @@ void process_launcher::reap_loop() {
       std::uint64_t count = 0;
       [[maybe_unused]] auto n = ::read(wake_fd_, &count, sizeof(count));
     }
-    for (std::size_t i = 1; i < fds.size(); ++i) {
-      if (fds[i].revents == 0)
-        continue;
-      int status = 0;
-      pid_t got = 0;
-      do {
-        got = ::waitpid(pids[i], &status, WNOHANG);
-      } while (got < 0 && errno == EINTR);
-      if (got != pids[i])
-        continue;
-      child c;
-      {
-        std::lock_guard<std::mutex> guard{mu_};
-        auto it = children_.find(pids[i]);
-        c = std::move(it->second);
-        children_.erase(it);
+    {
+      std::lock_guard<std::mutex> guard{mu_};
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents == 0)
+          continue;
+        if (!what[i].server.empty()) {
+          if (servers_.count(what[i].server) > 0)
+            read_server(what[i].server, reports);
+          continue;
+        }
+        auto pid = what[i].pid;
+        auto c = children_.find(pid);
+        if (c == children_.end())
+          continue;
+        std::string how;
+        if (c->second.server != 0) {
+          how = "ended (how is not known: the fork server it came from "
+                "ended first)";
+        } else {
+          int status = 0;
+          pid_t got = 0;
+          do {
+            got = ::waitpid(pid, &status, WNOHANG);
+          } while (got < 0 && errno == EINTR);
+          if (got != pid)
+            continue;
+          how = describe_exit(status);
+        }
+        ::close(c->second.pidfd);
+        if (!c->second.is_server)
+          reports.push_back({std::move(c->second.on_exit), pid, how});
+        auto server = c->second.server;
+        children_.erase(c);
+        if (server != 0)
+          close_if_retired(server);
       }
-      ::close(c.pidfd);
-      if (c.on_exit)
-        c.on_exit(pids[i], describe_exit(status));
     }
+    for (auto& r : reports)
+      if (r.on_exit)
+        r.on_exit(r.pid, r.how);
+    reports.clear();
   }
 }
 

@@ -3,12 +3,15 @@
 // Starting and reaping a node's worker processes. No CAF here: the raylet
 // learns of an exit through the callback given at launch.
 
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
@@ -23,6 +26,9 @@ struct worker_program {
   std::string path;
   /// Its arguments, argv[0] included.
   std::vector<std::string> argv;
+  /// The SHA-256 of the executable, if known: two programs at one path
+  /// with other contents (a rebuilt binary) are told apart by it.
+  std::string sha256;
 
   bool empty() const noexcept {
     return path.empty();
@@ -37,18 +43,32 @@ worker_program this_program();
 /// ended, from a `waitpid` status.
 std::string describe_exit(int status);
 
-/// Starts processes and reaps them. A thread of its own waits for the
-/// children it started (by pidfd, so no other child of the process is
-/// reaped) and reports each exit once.
+/// Starts worker processes and reaps them. A thread of its own waits for
+/// them (by pidfd, so no other child of the process is reaped) and reports
+/// each exit once.
+///
+/// With fork servers, the first launch of a program also starts a fork
+/// server of it (worker/fork_server.hpp), and once that serves, each
+/// worker of the program is forked from it: a millisecond instead of a
+/// start of the program. The server reports how its children end; a
+/// program whose server cannot serve starts its workers by exec.
 class process_launcher {
 public:
   /// Called on the reaper's thread with the pid and `describe_exit`.
   using exit_callback = std::function<void(pid_t, const std::string&)>;
 
-  process_launcher();
+  /// A process launched, and how.
+  struct launched {
+    pid_t pid = 0;
+    /// Forked from its program's fork server, not started by exec.
+    bool forked = false;
+  };
 
-  /// Kills (SIGKILL) every child still running, reaps it, and stops the
-  /// reaper. Exit callbacks are not called for these.
+  explicit process_launcher(bool fork_servers = true);
+
+  /// Kills (SIGKILL) every process still running, the fork servers too,
+  /// reaps those it can, and stops the reaper. Exit callbacks are not
+  /// called for these.
   ~process_launcher();
 
   process_launcher(const process_launcher&) = delete;
@@ -56,30 +76,88 @@ public:
 
   /// Starts `program` with the calling process's environment plus `env`
   /// ("NAME=value" entries, which override), with default signal
-  /// dispositions and an empty signal mask. Returns its pid; throws
-  /// `prism::error` if it cannot start.
-  pid_t launch(const worker_program& program,
-               const std::vector<std::string>& env, exit_callback on_exit);
+  /// dispositions and an empty signal mask. Throws `prism::error` if it
+  /// cannot start. May wait (up to a second) for a fork server's answer.
+  launched launch(const worker_program& program,
+                  const std::vector<std::string>& env, exit_callback on_exit);
 
-  /// Sends SIGKILL to a child that still runs; false if it is not one.
+  /// Sends SIGKILL to a worker that still runs; false if it is not one.
   bool kill(pid_t pid);
 
-  /// Children started and not yet reaped.
+  /// No job needs `program` any more: its fork server ends once the
+  /// workers it forked have. A later launch starts another.
+  void forget(const worker_program& program);
+
+  /// Worker processes started and not yet reaped (fork servers not
+  /// counted).
   std::size_t running() const;
 
 private:
   struct child {
     int pidfd = -1;
     exit_callback on_exit;
+    /// The pid of the fork server it came from; 0 if started by exec.
+    pid_t server = 0;
+    /// Its server is gone, and with it the way to learn its exit status.
+    bool orphaned = false;
+    /// It is a fork server itself.
+    bool is_server = false;
   };
 
+  struct fork_server {
+    pid_t pid = 0;
+    /// This side of its socket; -1 once closed.
+    int fd = -1;
+    bool ready = false;
+    /// No job needs it: it is closed when its last worker ends.
+    bool retiring = false;
+  };
+
+  /// A fork request awaiting its answer.
+  struct fork_request {
+    pid_t server = 0;
+    exit_callback on_exit;
+    bool answered = false;
+    pid_t pid = 0;
+    std::string error;
+  };
+
+  /// A callback to run once the lock is released.
+  struct exit_report {
+    exit_callback on_exit;
+    pid_t pid = 0;
+    std::string how;
+  };
+
+  pid_t spawn(const worker_program& program,
+              const std::vector<std::string>& env,
+              const std::vector<std::pair<int, int>>& fds = {});
+  void start_server(const std::string& key, const worker_program& program)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  pid_t fork_from(std::unique_lock<std::mutex>& lock, fork_server& server,
+                  const std::vector<std::string>& env, exit_callback& on_exit)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void read_server(const std::string& key, std::vector<exit_report>& reports)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void close_server(const std::string& key) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void close_if_retired(pid_t server) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void reap_loop();
   void wake();
 
+  const bool fork_servers_;
   mutable std::mutex mu_;
+  /// Signalled when a fork request is answered.
+  std::condition_variable answered_;
   std::unordered_map<pid_t, child> children_ GUARDED_BY(mu_);
+  /// By program (see `program_key`).
+  std::unordered_map<std::string, fork_server> servers_ GUARDED_BY(mu_);
+  /// Programs whose fork server could not serve, and why.
+  std::unordered_map<std::string, std::string> refused_ GUARDED_BY(mu_);
+  std::unordered_map<std::uint64_t, fork_request> requests_ GUARDED_BY(mu_);
+  std::uint64_t next_request_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
-  /// Written to when children_ changes, so the reaper polls the new set.
+  /// Written to when children_ or servers_ change, so the reaper polls the
+  /// new set.
   int wake_fd_ = -1;
   std::thread reaper_;
 };

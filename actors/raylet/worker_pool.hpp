@@ -48,6 +48,8 @@ public:
     std::chrono::steady_clock::time_point idle_since;
     /// When its process was started.
     std::chrono::steady_clock::time_point started_at;
+    /// Its process was forked from its program's fork server.
+    bool forked = false;
   };
 
   /// Adds a started worker thread as idle and unbound.

@@ -58,12 +58,14 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
   auto raylet = self->address();
   auto id = w.id;
   try {
-    w.pid = st.cfg.launcher->launch(
+    auto started = st.cfg.launcher->launch(
         program, worker_environment(w.token, st.cfg.gate_address),
         [raylet, id](pid_t pid, const std::string& how) {
           if (auto r = caf::actor_cast<caf::actor>(raylet))
             caf::anon_send(r, protocol::worker_exited{id, pid, how});
         });
+    w.pid = started.pid;
+    w.forked = started.forked;
   } catch (const std::exception& e) {
     why = std::string{"could not start: "} + e.what();
     st.log->error("cannot start a worker process: {}", e.what());
@@ -215,8 +217,10 @@ caf::result<bool> worker_ready(raylet_actor* self,
   st.pool.registered(id, msg.handle, msg.contact);
   std::chrono::duration<double, std::milli> took =
       std::chrono::steady_clock::now() - w->started_at;
-  st.log->info("worker process {} ({}) registered {:.1f} ms after its start",
-               w->pid, id.hex(), took.count());
+  st.log->info("worker process {} ({}) of job {} registered {:.1f} ms after "
+               "its start ({})",
+               w->pid, id.hex(), w->job.value, took.count(),
+               w->forked ? "forked" : "exec");
   start_queued_hosts(self);
   if (hosts_actor) {
     hand_instance(self, id, msg.handle);

@@ -143,10 +143,12 @@ void owner_gone(raylet_actor* self, const caf::actor_addr& owner) {
 }
 
 void finish_job(raylet_actor* self, job_id job) {
+  auto& st = self->state;
   // The job's idle workers go now, its leased ones when their lease ends.
-  self->state.finished_jobs.insert(job);
-  for (auto& w : self->state.pool.remove_idle_of(job))
+  st.finished_jobs.insert(job);
+  for (auto& w : st.pool.remove_idle_of(job))
     stop_idle_worker(self, w);
+  forget_program_if_unused(self, job);
 }
 
 } // namespace prism::actors::raylet_internal

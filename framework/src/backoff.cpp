@@ -5,6 +5,8 @@
 #include <memory>
 #include <random>
 
+#include <pthread.h>
+
 namespace prism::internal {
 
 namespace {
@@ -13,9 +15,17 @@ namespace {
 /// on would only make `backoff_delay` loop longer.
 constexpr int max_doublings = 64;
 
-double thread_random() {
+std::mt19937_64& thread_engine() {
   thread_local std::mt19937_64 gen{std::random_device{}()};
-  return std::uniform_real_distribution<double>{0.0, 1.0}(gen);
+  return gen;
+}
+
+// A forked process draws its own jitter, not its parent's next.
+[[maybe_unused]] const int reseeded_in_forks = ::pthread_atfork(
+    nullptr, nullptr, [] { thread_engine().seed(std::random_device{}()); });
+
+double thread_random() {
+  return std::uniform_real_distribution<double>{0.0, 1.0}(thread_engine());
 }
 
 } // namespace

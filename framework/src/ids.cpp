@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <random>
 
+#include <pthread.h>
+
 namespace prism {
 
 namespace {
@@ -16,17 +18,30 @@ std::string u64_hex(std::uint64_t x) {
   return buf;
 }
 
+std::uint64_t fresh_seed() {
+  std::random_device rd;
+  auto t = std::chrono::steady_clock::now().time_since_epoch().count();
+  static std::atomic<std::uint64_t> salt{0};
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
+         static_cast<std::uint64_t>(t) ^ (salt++ * 0x9e3779b97f4a7c15ULL);
+}
+
+/// One seeded engine per thread; ids need to be unique, not secret.
+std::mt19937_64& id_engine() {
+  thread_local std::mt19937_64 engine{fresh_seed()};
+  return engine;
+}
+
+// A forked process (a worker forked from its program's fork server) must
+// not draw the ids its parent draws next: the forking thread's engine,
+// the only one the child has, is seeded again there.
+[[maybe_unused]] const int reseeded_in_forks =
+    ::pthread_atfork(nullptr, nullptr, [] { id_engine().seed(fresh_seed()); });
+
 } // namespace
 
 unique_id unique_id::random() {
-  // One seeded engine per thread; ids need to be unique, not secret.
-  thread_local std::mt19937_64 engine{[] {
-    std::random_device rd;
-    auto t = std::chrono::steady_clock::now().time_since_epoch().count();
-    static std::atomic<std::uint64_t> salt{0};
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
-           static_cast<std::uint64_t>(t) ^ (salt++ * 0x9e3779b97f4a7c15ULL);
-  }()};
+  auto& engine = id_engine();
   unique_id id;
   do {
     id.hi = engine();

@@ -5,6 +5,9 @@
 #include <set>
 #include <string>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "prism/ids.hpp"
 
 namespace {
@@ -66,6 +69,31 @@ BOOST_AUTO_TEST_CASE(object_ids_of_one_task_differ_by_index) {
   prism::object_id first{task, 1};
   prism::object_id second{task, 2};
   BOOST_TEST(first.hex() != second.hex());
+}
+
+// A worker forked from its program's fork server is a copy of it, random
+// engines and all: it must not draw the ids its parent draws next.
+BOOST_AUTO_TEST_CASE(a_forked_process_draws_ids_of_its_own) {
+  // This thread's engine is seeded before the fork.
+  (void)prism::unique_id::random();
+  int fds[2];
+  BOOST_REQUIRE(::pipe(fds) == 0);
+  pid_t pid = ::fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    auto id = prism::unique_id::random();
+    auto n = ::write(fds[1], &id, sizeof(id));
+    ::_exit(n == sizeof(id) ? 0 : 1);
+  }
+  auto mine = prism::unique_id::random();
+  prism::unique_id theirs;
+  BOOST_TEST(::read(fds[0], &theirs, sizeof(theirs)) ==
+             static_cast<ssize_t>(sizeof(theirs)));
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  BOOST_TEST(mine.hex() != theirs.hex());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -179,21 +179,6 @@ using namespace worker_test;
 
 constexpr auto result_timeout = std::chrono::seconds{60};
 
-bool eventually(std::chrono::milliseconds timeout,
-                const std::function<bool()>& check) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!check()) {
-    if (std::chrono::steady_clock::now() >= deadline)
-      return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
-
-bool process_gone(int pid) {
-  return ::kill(pid, 0) != 0 && errno == ESRCH;
-}
-
 /// The message of the error `get` throws for `ref`, if of type `E`.
 template <class E, class T>
 std::string error_of(const prism::object_ref<T>& ref) {
@@ -406,8 +391,10 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_CASE(a_program_that_ends_before_init_is_reported) {
-  worker_processes cluster;
+  // Set before the node starts: its program's fork server ends the same
+  // way (a forked worker is a copy of a server that passed init).
   ::setenv(exit_before_init, "1", 1);
+  worker_processes cluster;
   auto message =
       error_of<prism::worker_crashed_error>(prism::task(square).remote(3));
   BOOST_TEST(contains(message, "exited with code 7"), message);
@@ -417,8 +404,9 @@ BOOST_AUTO_TEST_CASE(a_program_that_ends_before_init_is_reported) {
 }
 
 BOOST_AUTO_TEST_CASE(a_process_that_does_not_register_in_time_is_killed) {
-  worker_processes cluster{500};
+  // Set before the node starts, as above: its fork server never serves.
   ::setenv(hang_before_init, "1", 1);
+  worker_processes cluster{500};
   auto message =
       error_of<prism::worker_crashed_error>(prism::task(square).remote(3));
   BOOST_TEST(contains(message, "did not register within 500 ms"), message);

@@ -48,6 +48,13 @@ struct config {
   /// `init` (or `serve_if_worker`) first; see README, "Worker processes".
   /// The environment variable PRISM_WORKER_PROCESSES=1 turns it on too.
   bool worker_processes = false;
+  /// Whether worker processes are forked from a fork server of their
+  /// program, which each node starts at the first worker of a program
+  /// (see README, "Worker processes"): a fork takes about a millisecond
+  /// where a start of the program by exec takes tens. Off, each worker
+  /// process is started by exec. The environment variable
+  /// PRISM_FORK_WORKERS=0 turns it off too, for the nodes of `prism start`.
+  bool fork_worker_processes = true;
   /// A worker process that has not registered with its node this long
   /// after it started is killed, and another is started.
   std::uint32_t worker_start_timeout_ms = 10000;

@@ -1,0 +1,77 @@
+#pragma once
+
+// What a node and the fork server of one of its programs say to each other
+// over their socket pair (SOCK_SEQPACKET: one message per datagram). No CAF
+// here: the server runs before any actor system exists.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace prism::actors::fork_wire {
+
+/// The variable that makes a program a fork server, set to the number of
+/// the descriptor of its socket.
+inline constexpr const char* server_variable = "PRISM_WORKER_FORK_SERVER";
+
+/// The largest message either side sends.
+inline constexpr std::size_t max_message = 16 * 1024;
+
+enum class kind : std::uint8_t {
+  /// server -> node: it serves (`pid` is its own).
+  ready = 1,
+  /// server -> node: it cannot serve and ends; `text` says why.
+  refused = 2,
+  /// node -> server: fork a worker, with `text` the "NAME=value" entries
+  /// to set in its environment, each ended by '\0'.
+  fork = 3,
+  /// server -> node: forked, as `pid`; a pidfd of it rides along.
+  forked = 4,
+  /// server -> node: the fork failed; `text` says why.
+  fork_failed = 5,
+  /// server -> node: its child `pid` ended with wait status `status`.
+  exited = 6,
+};
+
+struct header {
+  kind what = kind::ready;
+  std::uint64_t serial = 0;
+  std::int32_t pid = 0;
+  std::int32_t status = 0;
+};
+
+/// A message in its bytes: the header, then the text.
+inline std::vector<char> encode(const header& h, const std::string& text = {}) {
+  std::vector<char> out(sizeof(header) + text.size());
+  std::memcpy(out.data(), &h, sizeof(header));
+  if (!text.empty())
+    std::memcpy(out.data() + sizeof(header), text.data(), text.size());
+  return out;
+}
+
+/// Reads a message of `n` bytes; false if it is too short to be one.
+inline bool decode(const char* data, std::size_t n, header& h,
+                   std::string& text) {
+  if (n < sizeof(header))
+    return false;
+  std::memcpy(&h, data, sizeof(header));
+  text.assign(data + sizeof(header), n - sizeof(header));
+  return true;
+}
+
+/// Sends one message on `fd`, with the descriptor `pass` along if it is not
+/// -1. Returns false if the socket is closed or broken.
+bool send(int fd, const header& h, const std::string& text = {}, int pass = -1);
+
+/// What `receive` found.
+enum class received { message, none, closed };
+
+/// Receives one message from `fd` (non-blocking): `none` if nothing is
+/// waiting, `closed` at the end of the stream or on an error. A descriptor
+/// that came along is put in `passed` (else -1); one on a malformed message
+/// is closed.
+received receive(int fd, header& h, std::string& text, int& passed);
+
+} // namespace prism::actors::fork_wire
