@@ -474,6 +474,15 @@ std::string embedded_cluster::task_state(const task_id& id) {
   return result;
 }
 
+std::size_t embedded_cluster::object_copies(const object_id& id) {
+  std::uint32_t result = 0;
+  caf::scoped_actor self{*sys_};
+  self->request(driver_->owner_handle(), control_timeout,
+                protocol::query_copies{id})
+      .receive([&](std::uint32_t n) { result = n; }, [](caf::error&) {});
+  return result;
+}
+
 void embedded_cluster::await_views() {
   // A raylet that does not know a node yet drops a soft pin to it: a task
   // pinned softly to a node right after it joined could run elsewhere.

@@ -92,6 +92,8 @@ public:
 
   /// The state of a task at the default driver's owner; "" once it ended.
   std::string task_state(const task_id& id);
+  /// The copies of the driver's object `id` its owner counts.
+  std::size_t object_copies(const object_id& id);
 
   /// Live workers on all nodes.
   std::size_t num_workers();

@@ -193,6 +193,45 @@ void copy_lost(owner_actor* self, const object_id& id,
     drop_copy(l->second, raylet);
 }
 
+bool add_copy(owner_actor* self, const object_id& id, const object_copy& copy,
+              std::int32_t attempt) {
+  auto& located = self->state.lineage.located;
+  auto l = located.find(id);
+  if (l == located.end() || l->second.attempt != attempt)
+    return false;
+  auto& copies = l->second.copies;
+  if (std::any_of(copies.begin(), copies.end(),
+                  [&](const object_copy& c) { return c.node == copy.node; }))
+    return false;
+  watch_raylet(self, copy.raylet);
+  copies.push_back(copy);
+  return true;
+}
+
+std::uint32_t copies_of(owner_actor* self, const object_id& id) {
+  auto& located = self->state.lineage.located;
+  auto l = located.find(id);
+  return l == located.end()
+             ? 0
+             : static_cast<std::uint32_t>(l->second.copies.size());
+}
+
+void copy_kept(owner_actor* self, const protocol::copy_kept& msg) {
+  if (add_copy(self, msg.id, msg.copy, msg.attempt))
+    return;
+  // Not needed: the object was freed or made again meanwhile, or a copy on
+  // that node is counted already (the same one, if its attempt matches).
+  auto& located = self->state.lineage.located;
+  auto l = located.find(msg.id);
+  bool counted = l != located.end() && l->second.attempt == msg.attempt &&
+                 std::any_of(l->second.copies.begin(), l->second.copies.end(),
+                             [&](const object_copy& c) {
+                               return c.node == msg.copy.node;
+                             });
+  if (!counted)
+    self->send(msg.copy.raylet, protocol::free_object{msg.id, msg.attempt});
+}
+
 void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
   for (auto& [id, loc] : self->state.lineage.located)
     drop_copy(loc, raylet);
@@ -203,8 +242,7 @@ void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
 bool object_put(owner_actor* self, protocol::put_object& msg) {
   auto& st = self->state;
   located_at(self, msg.id, object_copy{st.cfg.raylet, "", st.cfg.node}, 0);
-  self->send(st.cfg.raylet,
-             protocol::store_object{msg.id, std::move(msg.value), 0});
+  keep_in_node(self, msg.id, std::move(msg.value), 0);
   return true;
 }
 

@@ -22,6 +22,9 @@ namespace {
 /// How long a read from a live node's object store may take.
 constexpr auto pull_timeout = std::chrono::seconds{30};
 
+/// How long this node's raylet may take to keep a copy of an object.
+constexpr auto store_timeout = std::chrono::seconds{30};
+
 /// How long an object's owner may take to acknowledge a borrower.
 constexpr auto registration_timeout = std::chrono::seconds{30};
 
@@ -62,16 +65,27 @@ protocol::object_reply unaddressed_reply(const object_id& id,
 constexpr std::uint64_t chunk_bytes = std::uint64_t{1} << 20;
 constexpr int chunks_in_flight = 16;
 
-// The copy of `loc` to read: one in this node's store, else one in this
-// process, else the first made.
-const object_copy& nearest_copy(owner_actor* self, const located_object& loc) {
-  for (auto& c : loc.copies)
+// The copy to read of `copies` (not empty): one in this node's store, else
+// one in this process, else the first made.
+const object_copy& nearest_copy(owner_actor* self,
+                                const std::vector<object_copy>& copies) {
+  for (auto& c : copies)
     if (c.node == self->state.cfg.node)
       return c;
-  for (auto& c : loc.copies)
+  for (auto& c : copies)
     if (c.raylet.node() == self->node())
       return c;
-  return loc.copies.front();
+  return copies.front();
+}
+
+// A read of the borrowed object `id` from a store its owner named cannot go
+// on: the owner is asked for the value itself.
+void borrowed_read_failed(owner_actor* self, const object_id& id,
+                          const object_pull& p, const std::string& why) {
+  self->state.log->info("borrowed object {}: its copy in the store of node {} "
+                        "cannot be read ({}); asking its owner for the value",
+                        id.hex(), p.from.node.hex(), why);
+  self->send(p.owner, protocol::object_request{id, self_handle(self), true});
 }
 
 // The read of `id` (serial `serial`) cannot go on from its copy: that copy
@@ -83,11 +97,15 @@ void pull_failed(owner_actor* self, const object_id& id, std::uint64_t serial,
   auto i = st.objects.pulling.find(id);
   if (i == st.objects.pulling.end() || i->second.serial != serial)
     return;
-  auto from = i->second.from;
+  auto p = std::move(i->second);
   st.objects.pulling.erase(i);
+  if (p.owner) {
+    borrowed_read_failed(self, id, p, why);
+    return;
+  }
   st.log->info("object {}: its copy in the store of node {} cannot be read: {}",
-               id.hex(), from.node.hex(), why);
-  copy_lost(self, id, from.raylet.address());
+               id.hex(), p.from.node.hex(), why);
+  copy_lost(self, id, p.from.raylet.address());
   need_value(self, id);
 }
 
@@ -101,18 +119,51 @@ void keep_secondary(owner_actor* self, const object_id& id,
   auto l = st.lineage.located.find(id);
   if (l == st.lineage.located.end() || !st.cfg.raylet || st.cfg.node.nil())
     return;
-  auto& copies = l->second.copies;
-  if (std::any_of(copies.begin(), copies.end(),
-                  [&](const object_copy& c) { return c.node == st.cfg.node; }))
+  auto attempt = l->second.attempt;
+  if (add_copy(self, id, object_copy{st.cfg.raylet, "", st.cfg.node}, attempt))
+    keep_in_node(self, id, value, attempt);
+}
+
+// A borrowed object read from a store on another node is kept in the store
+// of this one too, and its owner counts the copy (or frees it, if it is not
+// needed any more): another copy to read, and to rebuild nothing from.
+void keep_borrowed_copy(owner_actor* self, const object_id& id,
+                        const detail::value& value, const object_pull& p) {
+  auto& st = self->state;
+  if (!st.cfg.raylet || st.cfg.node.nil() || p.from.node == st.cfg.node)
     return;
-  self->send(st.cfg.raylet,
-             protocol::store_object{id, value, l->second.attempt});
-  copies.push_back(object_copy{st.cfg.raylet, "", st.cfg.node});
+  keep_in_node(self, id, value, p.attempt,
+               [self, id, owner = p.owner,
+                attempt = p.attempt](const std::string& contact) {
+                 auto& st = self->state;
+                 self->send(owner, protocol::copy_kept{
+                                       id, attempt,
+                                       object_copy{st.cfg.raylet, contact,
+                                                   st.cfg.node}});
+               });
+}
+
+// A borrowed object was read from a store its owner named: it is here now.
+void borrowed_read(owner_actor* self, const object_id& id,
+                   const detail::value& value, const object_pull& p) {
+  auto& st = self->state;
+  st.objects.fetching.erase(id);
+  st.cfg.store->complete(id, value);
+  hand_to_waiting_tasks(self, id, value, nullptr);
+  keep_borrowed_copy(self, id, value, p);
 }
 
 void pull_done(owner_actor* self, const object_id& id, detail::value value) {
   auto& st = self->state;
-  st.objects.pulling.erase(id);
+  auto i = st.objects.pulling.find(id);
+  if (i != st.objects.pulling.end()) {
+    auto p = std::move(i->second);
+    st.objects.pulling.erase(i);
+    if (p.owner) {
+      borrowed_read(self, id, value, p);
+      return;
+    }
+  }
   if (st.objects.readers.count(id) > 0)
     keep_secondary(self, id, value);
   internal::memory_store::result found;
@@ -186,6 +237,71 @@ void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
             });
 }
 
+// Starts the read `p` of `id`: straight from the store's process, whose
+// death then shows at once. A store in this process hands over the whole
+// value, sharing its bytes; one in another process sends it in chunks.
+void start_pull(owner_actor* self, const object_id& id, object_pull& p) {
+  reach(self, p.from.raylet.node(), p.from.contact,
+        [self, id, serial = p.serial] {
+          auto i = self->state.objects.pulling.find(id);
+          if (i == self->state.objects.pulling.end() ||
+              i->second.serial != serial)
+            return;
+          auto& p = i->second;
+          bool here = p.from.raylet.node() == self->node();
+          ask_chunk(self, id, p, 0,
+                    here ? std::numeric_limits<std::uint64_t>::max()
+                         : chunk_bytes);
+        });
+}
+
+// The owner of a borrowed object answered with where it is kept: it is
+// read from the nearest copy (the raylet watched, so that a read from a
+// node that dies goes on at once).
+void pull_borrowed(owner_actor* self, const protocol::object_reply& reply,
+                   caf::actor owner) {
+  auto& st = self->state;
+  auto& p = st.objects.pulling[reply.id];
+  p = object_pull{};
+  p.serial = st.objects.next_pull++;
+  p.from = nearest_copy(self, reply.copies);
+  p.owner = std::move(owner);
+  p.attempt = reply.attempt;
+  watch_raylet(self, p.from.raylet);
+  start_pull(self, reply.id, p);
+}
+
+// Tells `to` where the copies of `id`, kept in nodes' stores, are, for it
+// to read one itself; false if no copy is left (or `id` is kept in none).
+bool send_copies(owner_actor* self, const caf::actor& to, const object_id& id) {
+  auto& located = self->state.lineage.located;
+  auto l = located.find(id);
+  if (l == located.end() || l->second.lost())
+    return false;
+  protocol::object_reply reply;
+  reply.id = id;
+  reply.ok = true;
+  reply.copies = l->second.copies;
+  reply.attempt = l->second.attempt;
+  self->send(to, std::move(reply));
+  return true;
+}
+
+// The borrowers that asked for `id` before it was ready learn where it is
+// kept; if it is kept nowhere (a small value, an error, every copy lost),
+// they wait for its value with the others.
+void answer_early_borrowers(owner_actor* self, const object_id& id) {
+  auto& objects = self->state.objects;
+  auto i = objects.waiting_for_copies.find(id);
+  if (i == objects.waiting_for_copies.end())
+    return;
+  auto borrowers = std::move(i->second);
+  objects.waiting_for_copies.erase(i);
+  for (auto& b : borrowers)
+    if (!send_copies(self, b, id))
+      objects.waiting_borrowers[id].push_back(b);
+}
+
 bool has_waiters(owner_actor* self, const object_id& id) {
   auto& st = self->state;
   return st.objects.waiting_borrowers.count(id) > 0 ||
@@ -230,6 +346,7 @@ void deliver(owner_actor* self, const object_id& id,
 void object_ready(owner_actor* self, const object_id& id) {
   // Most results are awaited by no one here (an API thread's `get` reads
   // the store): reading the entry would copy its value for nothing.
+  answer_early_borrowers(self, id);
   if (!has_waiters(self, id))
     return;
   auto found = self->state.cfg.store->lookup(id);
@@ -245,6 +362,17 @@ void object_ready(owner_actor* self, const object_id& id) {
 // the reply; an API thread waiting in `get` finds it in the local store.
 void object_arrived(owner_actor* self, protocol::object_reply& reply) {
   auto& st = self->state;
+  if (reply.ok && !reply.copies.empty()) {
+    // Where it is kept, not its value: read from there, if still wanted.
+    auto owner = caf::actor_cast<caf::actor>(self->current_sender());
+    if (owner && st.objects.fetching.count(reply.id) > 0)
+      pull_borrowed(self, reply, std::move(owner));
+    return;
+  }
+  // A read from a store the owner named is given up: this answer ends it.
+  if (auto p = st.objects.pulling.find(reply.id);
+      p != st.objects.pulling.end() && p->second.owner)
+    st.objects.pulling.erase(p);
   st.objects.fetching.erase(reply.id);
   if (reply.ok)
     st.cfg.store->complete(reply.id, reply.result);
@@ -313,9 +441,15 @@ void object_requested(owner_actor* self, protocol::object_request& msg) {
   auto& st = self->state;
   auto found = st.cfg.store->lookup(msg.id);
   if (found.st == internal::memory_store::state::pending) {
-    st.objects.waiting_borrowers[msg.id].push_back(msg.requester);
+    (msg.whole ? st.objects.waiting_borrowers
+               : st.objects.waiting_for_copies)[msg.id]
+        .push_back(msg.requester);
   } else if (found.st == internal::memory_store::state::ready &&
              !found.location.nil()) {
+    // The borrower reads it from a store itself, and keeps a copy; one
+    // that could not, or asks while every copy is lost, gets the value.
+    if (!msg.whole && send_copies(self, msg.requester, msg.id))
+      return;
     st.objects.waiting_borrowers[msg.id].push_back(msg.requester);
     need_value(self, msg.id);
   } else {
@@ -357,22 +491,8 @@ void need_value(owner_actor* self, const object_id& id) {
   }
   auto& p = st.objects.pulling[id];
   p.serial = st.objects.next_pull++;
-  p.from = nearest_copy(self, l->second);
-  // Straight to the store's process, whose death then shows at once.
-  reach(self, p.from.raylet.node(), p.from.contact,
-        [self, id, serial = p.serial] {
-          auto i = self->state.objects.pulling.find(id);
-          if (i == self->state.objects.pulling.end() ||
-              i->second.serial != serial)
-            return;
-          auto& p = i->second;
-          // A store in this process hands over the whole value, sharing its
-          // bytes; one in another process sends it in chunks.
-          bool here = p.from.raylet.node() == self->node();
-          ask_chunk(self, id, p, 0,
-                    here ? std::numeric_limits<std::uint64_t>::max()
-                         : chunk_bytes);
-        });
+  p.from = nearest_copy(self, l->second.copies);
+  start_pull(self, id, p);
 }
 
 void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
@@ -382,6 +502,21 @@ void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
       lost.emplace_back(id, p.serial);
   for (auto& [id, serial] : lost)
     pull_failed(self, id, serial, "its node died");
+}
+
+void keep_in_node(owner_actor* self, const object_id& id, detail::value value,
+                  std::int32_t attempt,
+                  std::function<void(const std::string&)> kept) {
+  auto& st = self->state;
+  self->request(st.cfg.raylet, store_timeout,
+                protocol::store_object{id, std::move(value), attempt})
+      .then([kept = std::move(kept)](
+                const std::string& contact) { kept(contact); },
+            [self, id](caf::error& err) {
+              self->state.log->warn("object {}: a copy was not kept in this "
+                                    "node's store: {}",
+                                    id.hex(), self->system().render(err));
+            });
 }
 
 // -- borrowers ----------------------------------------------------------------

@@ -105,6 +105,10 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
       [self](protocol::adopt_object& msg) { adopt_requested(self, msg); },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
+      [self](const protocol::copy_kept& msg) { copy_kept(self, msg); },
+      [self](const protocol::query_copies& msg) {
+        return copies_of(self, msg.id);
+      },
       [self](const protocol::query_task& msg) {
         return task_state_of(self, msg.task);
       },

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,19 +52,19 @@ constexpr auto lineage_timeout = std::chrono::seconds{10};
 // -- object serving -----------------------------------------------------------
 
 /// One copy of an object in a node's store.
-struct object_copy {
-  caf::actor raylet;
-  /// Where the raylet's process takes connections ("" in this process).
-  std::string contact;
-  node_id node;
-};
+using object_copy = protocol::stored_copy;
 
-/// A read of one of this owner's objects from a node's store, chunk by
-/// chunk, a few chunks at a time.
+/// A read of an object from a node's store, chunk by chunk, a few chunks at
+/// a time: one of this owner's objects, or one it borrows, whose owner said
+/// where its copies are.
 struct object_pull {
   /// Tells its answers apart from those of a read given up before.
   std::uint64_t serial = 0;
   object_copy from;
+  /// The owner of a borrowed object (else null), and the run of its task
+  /// that made the copy read.
+  caf::actor owner;
+  std::int32_t attempt = 0;
   /// The payload size (known from the first chunk on).
   std::uint64_t total = 0;
   /// The offset of the next chunk to ask for.
@@ -77,8 +78,12 @@ struct object_pull {
 
 /// Who waits for objects, and which processes this owner watches for them.
 struct object_serving_state {
-  /// Borrowers waiting for one of this owner's objects, by object.
+  /// Borrowers waiting for the value of one of this owner's objects, by
+  /// object.
   std::unordered_map<object_id, std::vector<caf::actor>> waiting_borrowers;
+  /// Borrowers that asked for an object before it was ready: told where it
+  /// is kept once it is (or given its value, if it is kept nowhere).
+  std::unordered_map<object_id, std::vector<caf::actor>> waiting_for_copies;
   /// Objects requested from their owners and not answered yet.
   std::unordered_map<object_id, worker_id> fetching;
   /// Owners this owner fetched from, watched so that a fetch from one that
@@ -302,9 +307,25 @@ void rebuild(owner_actor* self, const object_id& id);
 /// keep it (any more).
 void copy_lost(owner_actor* self, const object_id& id,
                const caf::actor_addr& raylet);
+/// Counts `copy` among the copies of `id` made by run `attempt`; returns
+/// false (and counts nothing) if `id` is freed, made again since, or kept
+/// on that node already.
+bool add_copy(owner_actor* self, const object_id& id, const object_copy& copy,
+              std::int32_t attempt);
+/// How many copies of `id` this owner counts (0 if it keeps none).
+std::uint32_t copies_of(owner_actor* self, const object_id& id);
+/// A borrower keeps a copy of one of this owner's objects in its node's
+/// store: counted, or freed at once if not needed.
+void copy_kept(owner_actor* self, const protocol::copy_kept& msg);
 /// Forgets every copy kept in the store of the node of `raylet`, and gives
 /// up the reads from there.
 void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet);
+/// Keeps `value` (`id`, made by run `attempt`) in the store of this
+/// owner's node; `kept` runs with the store's contact once it is there.
+void keep_in_node(
+    owner_actor* self, const object_id& id, detail::value value,
+    std::int32_t attempt,
+    std::function<void(const std::string&)> kept = [](const std::string&) {});
 /// Keeps a put's value in this node's store.
 bool object_put(owner_actor* self, protocol::put_object& msg);
 /// An object kept in a node's store is no longer referenced here.

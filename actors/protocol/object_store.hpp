@@ -31,7 +31,8 @@ typename Inspector::result_type inspect(Inspector& f, seal_result& x) {
 
 /// owner -> the raylet of its node: keep a large `put` object, or a copy of
 /// an object read from another node's store (made by run `attempt` of its
-/// task, 0 for a put).
+/// task, 0 for a put). Answered, once kept, with where the raylet's process
+/// takes connections (its contact), for others to read the copy.
 struct store_object {
   object_id id;
   detail::value value;

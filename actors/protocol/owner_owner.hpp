@@ -3,6 +3,8 @@
 // The conversation between two owners, and between an owner and the API
 // threads of its own process: borrowers ask an object's owner for its value.
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include <caf/actor.hpp>
@@ -52,14 +54,45 @@ typename Inspector::result_type inspect(Inspector& f, resolve_actor_call& x) {
 }
 
 /// borrower's owner -> object's owner: send me the object once it is ready.
+/// One kept in nodes' stores is answered with where its copies are, for the
+/// borrower to read it from there, unless `whole` (the borrower could not).
 struct object_request {
   object_id id;
   caf::actor requester;
+  bool whole = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, object_request& x) {
-  return f(x.id, x.requester);
+  return f(x.id, x.requester, x.whole);
+}
+
+/// One copy of an object in a node's object store.
+struct stored_copy {
+  caf::actor raylet;
+  /// Where the raylet's process takes connections ("" in this process).
+  std::string contact;
+  node_id node;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stored_copy& x) {
+  return f(x.raylet, x.contact, static_cast<unique_id&>(x.node));
+}
+
+/// borrower's owner -> object's owner: a copy of the object, which the
+/// borrower read from `attempt`'s copies, is kept in `copy`'s store now.
+/// The owner counts it among the object's copies (and frees it with them),
+/// or frees it at once if the object is gone or made again meanwhile.
+struct copy_kept {
+  object_id id;
+  std::int32_t attempt = 0;
+  stored_copy copy;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, copy_kept& x) {
+  return f(x.id, x.attempt, x.copy);
 }
 
 /// borrower's owner -> the control store's owner, after the object's owner
@@ -129,11 +162,15 @@ struct object_reply {
   bool ok = false;
   detail::value result;
   detail::error_info error;
+  /// Not empty: the value is not in `result` but kept in these stores
+  /// (made by run `attempt` of its task), to be read from there.
+  std::vector<stored_copy> copies;
+  std::int32_t attempt = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, object_reply& x) {
-  return f(x.id, x.ok, x.result, x.error);
+  return f(x.id, x.ok, x.result, x.error, x.copies, x.attempt);
 }
 
 } // namespace prism::protocol

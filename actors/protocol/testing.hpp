@@ -51,6 +51,17 @@ typename Inspector::result_type inspect(Inspector& f, query_task& x) {
   return f(x.task);
 }
 
+/// fixture -> an owner: how many copies of one of its objects, kept in
+/// nodes' stores, it counts. Answered with a count (0 if it keeps none).
+struct query_copies {
+  object_id id;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, query_copies& x) {
+  return f(x.id);
+}
+
 /// fixture -> raylet: lose every object in the node's store, as a crash of
 /// the store would (fault injection). Answered with the number dropped.
 struct drop_objects {};

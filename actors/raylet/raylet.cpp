@@ -131,6 +131,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](protocol::seal_result& msg) { return keep_result(self, msg); },
       [self](protocol::store_object& msg) {
         self->state.objects.keep(msg.id, std::move(msg.value), msg.attempt);
+        return self->state.contact;
       },
       [self](const protocol::pull_object& msg) {
         return read_stored(self, msg);

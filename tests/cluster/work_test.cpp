@@ -72,6 +72,11 @@ bool is_patterned(const std::string& s) {
   return s == patterned(static_cast<int>(s.size()));
 }
 
+/// Whether the object behind the ref it borrowed is `patterned`.
+bool borrowed_is_patterned(std::vector<prism::object_ref<std::string>> refs) {
+  return is_patterned(prism::get(refs.at(0), result_timeout));
+}
+
 /// Aborts on its first attempt: a crash kills only its worker process.
 int abort_first_attempt() {
   if (prism::get_runtime_context().attempt == 0)
@@ -105,7 +110,8 @@ private:
 PRISM_REMOTE(work_test::pid_here, work_test::square, work_test::sum_of_squares,
              work_test::sum_refs, work_test::where_am_i,
              work_test::abort_first_attempt, work_test::put_here,
-             work_test::patterned, work_test::is_patterned);
+             work_test::patterned, work_test::is_patterned,
+             work_test::borrowed_is_patterned);
 PRISM_REMOTE(work_test::tally::create, &work_test::tally::add,
              &work_test::tally::pid);
 
@@ -211,6 +217,31 @@ BOOST_AUTO_TEST_CASE(a_large_object_read_elsewhere_outlives_its_node) {
   BOOST_TEST(prism::get(ref, 30s) == patterned(size));
   BOOST_TEST(prism::get(prism::task(is_patterned).remote(ref), result_timeout));
   BOOST_TEST(prism::testing::objects_rebuilt() == rebuilt);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// A task on another node that borrows a large object reads it from the
+// store of the node that made it, straight from that node's process, and
+// keeps a copy in its own node's store; the owner, which never read it,
+// counts that copy and reads it once the first node is gone.
+BOOST_AUTO_TEST_CASE(a_borrower_on_a_third_node_keeps_a_copy_of_its_own) {
+  process_cluster cluster{attached_cluster(0)};
+  auto maker = cluster.add_node({"--resources", R"({"maker": 4})"});
+  cluster.add_node({"--resources", R"({"reader": 4})"});
+  constexpr int size = (6 << 20) + 777;
+  // No retries: with every copy lost, it could not be made again.
+  auto ref = prism::task(patterned)
+                 .resources({{"maker", 1}})
+                 .max_retries(0)
+                 .remote(size);
+  BOOST_TEST(prism::get(prism::task(borrowed_is_patterned)
+                            .resources({{"reader", 1}})
+                            .remote(std::vector{ref}),
+                        result_timeout));
+  BOOST_TEST(eventually(
+      30s, [&] { return prism::testing::object_copies(ref.id()) == 2u; }));
+  cluster.kill_node(maker);
+  BOOST_TEST(prism::get(ref, 30s) == patterned(size));
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

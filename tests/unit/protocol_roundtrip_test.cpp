@@ -209,6 +209,28 @@ BOOST_AUTO_TEST_CASE(object_messages_roundtrip) {
   BOOST_TEST((fetch.owner == owner));
   auto req = roundtrip(sys, protocol::object_request{id, a});
   BOOST_TEST((req.requester == a));
+  BOOST_TEST(!req.whole);
+  BOOST_TEST(roundtrip(sys, protocol::object_request{id, a, true}).whole);
+  // Where an object is kept, instead of its value.
+  auto node = node_id{unique_id::random()};
+  protocol::object_reply located;
+  located.id = id;
+  located.ok = true;
+  located.copies.push_back(protocol::stored_copy{a, "127.0.0.1:4242", node});
+  located.attempt = 2;
+  auto where = roundtrip(sys, located);
+  BOOST_TEST(where.copies.size() == 1u);
+  BOOST_TEST((where.copies.at(0).raylet == a));
+  BOOST_TEST(where.copies.at(0).contact == "127.0.0.1:4242");
+  BOOST_TEST((where.copies.at(0).node == node));
+  BOOST_TEST(where.attempt == 2);
+  auto kept = roundtrip(
+      sys, protocol::copy_kept{id, 3, protocol::stored_copy{a, "", node}});
+  BOOST_TEST((kept.id == id));
+  BOOST_TEST(kept.attempt == 3);
+  BOOST_TEST((kept.copy.raylet == a));
+  BOOST_TEST((kept.copy.node == node));
+  BOOST_TEST((roundtrip(sys, protocol::query_copies{id}).id == id));
   auto reply =
       roundtrip(sys, protocol::object_reply{id, true, detail::encode(3.5),
                                             sample_error()});
@@ -556,11 +578,20 @@ protocol::remove_borrower sample(type_tag<protocol::remove_borrower>,
 }
 
 protocol::object_reply sample(type_tag<protocol::object_reply>,
-                              const caf::actor&) {
+                              const caf::actor& a) {
   return {.id = some_object(),
           .ok = true,
           .result = some_value(),
-          .error = sample_error()};
+          .error = sample_error(),
+          .copies = {protocol::stored_copy{a, "127.0.0.1:4242",
+                                           node_id{unique_id{5, 6}}}},
+          .attempt = 1};
+}
+
+protocol::copy_kept sample(type_tag<protocol::copy_kept>, const caf::actor& a) {
+  return {.id = some_object(),
+          .attempt = 2,
+          .copy = {a, "127.0.0.1:4243", node_id{unique_id{7, 8}}}};
 }
 
 protocol::worker_blocked sample(type_tag<protocol::worker_blocked>,
@@ -636,6 +667,11 @@ protocol::node_resources sample(type_tag<protocol::node_resources>,
 
 protocol::query_task sample(type_tag<protocol::query_task>, const caf::actor&) {
   return {.task = sample_spec().id};
+}
+
+protocol::query_copies sample(type_tag<protocol::query_copies>,
+                              const caf::actor&) {
+  return {.id = some_object()};
 }
 
 protocol::lease_refused sample(type_tag<protocol::lease_refused>,

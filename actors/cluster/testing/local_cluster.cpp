@@ -40,6 +40,11 @@ std::string task_state(const object_id& result) {
   return actors::running_cluster().task_state(result.task);
 }
 
+std::size_t object_copies(const object_id& object) {
+  std::lock_guard<std::mutex> guard{actors::cluster_mutex()};
+  return actors::running_cluster().object_copies(object);
+}
+
 std::size_t num_workers() {
   std::lock_guard<std::mutex> guard{actors::cluster_mutex()};
   return actors::running_cluster().num_workers();

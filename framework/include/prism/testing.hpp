@@ -35,6 +35,12 @@ std::vector<resource_map> pending_infeasible();
 /// task state machine in the README.
 std::string task_state(const object_id& result);
 
+/// How many copies of `object`, a driver's object kept in nodes' object
+/// stores, its owner counts: the first one made, and those read into other
+/// nodes' stores since (by a `get`, or by a borrower on another node). 0 for
+/// an object not kept in a store, or not the driver's.
+std::size_t object_copies(const object_id& object);
+
 /// How many impossible task state changes the owners of this process
 /// refused (each is also logged). Stays 0 unless Prism has a bug; failure
 /// tests check it.
