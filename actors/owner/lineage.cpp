@@ -208,6 +208,12 @@ bool add_copy(owner_actor* self, const object_id& id, const object_copy& copy,
   return true;
 }
 
+bool kept_in_a_store(owner_actor* self, const object_id& id) {
+  auto& located = self->state.lineage.located;
+  auto l = located.find(id);
+  return l != located.end() && !l->second.lost();
+}
+
 std::uint32_t copies_of(owner_actor* self, const object_id& id) {
   auto& located = self->state.lineage.located;
   auto l = located.find(id);

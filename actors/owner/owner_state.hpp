@@ -312,6 +312,8 @@ void copy_lost(owner_actor* self, const object_id& id,
 /// on that node already.
 bool add_copy(owner_actor* self, const object_id& id, const object_copy& copy,
               std::int32_t attempt);
+/// Whether a copy of `id` is kept in a node's store (and not known lost).
+bool kept_in_a_store(owner_actor* self, const object_id& id);
 /// How many copies of `id` this owner counts (0 if it keeps none).
 std::uint32_t copies_of(owner_actor* self, const object_id& id);
 /// A borrower keeps a copy of one of this owner's objects in its node's

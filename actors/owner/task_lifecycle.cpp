@@ -83,7 +83,12 @@ bool resolve_args(owner_actor* self, task_entry& t) {
       continue;
     auto found = st.cfg.store->lookup(arg.ref);
     if (found.st == state::ready && !found.location.nil()) {
-      // Kept in a node's store: read it from there (or rebuild it) first.
+      // Kept in a node's store: the worker reads it from there itself, and
+      // keeps a copy on its node. An actor call's host, and a durable task's
+      // record, take values only; and a lost object is rebuilt first.
+      if (t.actor_call.nil() && !t.spec.durable &&
+          kept_in_a_store(self, arg.ref))
+        continue;
       wait_for_arg(self, t, arg.ref);
       need_value(self, arg.ref);
       continue;

@@ -54,11 +54,18 @@ void call_function(worker_actor* self, internal::task_spec& spec,
   }
   std::vector<detail::value> args;
   args.reserve(spec.args.size());
-  for (auto& arg : spec.args)
-    args.push_back(std::move(arg.inline_value));
   st.client->begin_task(spec.id, spec.job, spec.attempt);
   detail::set_thread_runtime(st.client.get());
   try {
+    // A large argument kept in a node's store comes as a ref: this worker
+    // reads it from the nearest copy, as a borrower, for the length of the
+    // call (the task's owner holds it until the task ends).
+    for (auto& arg : spec.args)
+      args.push_back(arg.by_ref ? st.client->get(
+                                      detail::ref_token{
+                                          arg.ref, arg.owner, arg.address, {}},
+                                      detail::wait_forever)
+                                : std::move(arg.inline_value));
     done.result = entry->call(args);
     done.ok = true;
   } catch (...) {

@@ -1,7 +1,8 @@
 // Borrowed large objects: a process that borrows an object kept in a node's
-// store asks its owner where the copies are, reads it from the nearest one
-// itself, in chunks, and keeps a copy in its own node's store, which the
-// owner counts among the object's copies and frees with them.
+// store (a ref inside a value, or a task's ref argument) asks its owner
+// where the copies are, reads it from the nearest one itself, in chunks,
+// and keeps a copy in its own node's store, which the owner counts among
+// the object's copies and frees with them.
 
 #include <boost/test/unit_test.hpp>
 
@@ -38,10 +39,16 @@ std::string read_borrowed(std::vector<prism::object_ref<std::string>> refs) {
   return std::to_string(value.size()) + ":" + std::to_string(value.front());
 }
 
+/// What a task found in the large argument it was given.
+std::string describe(std::string value) {
+  return std::to_string(value.size()) + ":" + std::to_string(value.front());
+}
+
 } // namespace borrowed_copies_test
 
 PRISM_REMOTE(borrowed_copies_test::make, borrowed_copies_test::make_later,
-             borrowed_copies_test::read_borrowed);
+             borrowed_copies_test::read_borrowed,
+             borrowed_copies_test::describe);
 
 using namespace borrowed_copies_test;
 
@@ -80,7 +87,8 @@ BOOST_AUTO_TEST_CASE(a_borrower_keeps_a_copy_that_outlives_the_first) {
                     .remote(std::vector<prism::object_ref<std::string>>{ref});
     BOOST_TEST(prism::get(read, result_timeout) ==
                std::to_string(big_size) + ":9");
-    BOOST_TEST(objects_on(reader) == 1u);
+    BOOST_TEST(
+        prism_test::wait_until([&] { return objects_on(reader) == 1u; }));
     BOOST_TEST(objects_on(head) == 0u);
     // Its owner learns of the copy once the reader's store keeps it.
     BOOST_TEST(prism_test::wait_until(
@@ -106,9 +114,32 @@ BOOST_AUTO_TEST_CASE(a_borrower_that_asks_early_reads_it_from_its_store) {
                   .remote(std::vector<prism::object_ref<std::string>>{ref});
   BOOST_TEST(prism::get(read, result_timeout) ==
              std::to_string(big_size) + ":6");
-  BOOST_TEST(objects_on(reader) == 1u);
+  BOOST_TEST(prism_test::wait_until([&] { return objects_on(reader) == 1u; }));
   BOOST_TEST(prism_test::wait_until(
       [&] { return prism::testing::object_copies(ref.id()) == 2u; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_task_reads_a_large_argument_from_a_store_itself) {
+  auto head = cluster.node(0);
+  auto maker = cluster.node(1);
+  auto reader = cluster.node(2);
+  auto ref = prism::task(make).node_affinity(maker).max_retries(0).remote(3);
+  auto [ready, rest] = prism::wait(
+      std::vector<prism::object_ref<std::string>>{ref}, 1, result_timeout);
+  BOOST_REQUIRE(ready.size() == 1u);
+  // Passed by ref, it reaches the task as a ref: the task's worker reads it
+  // from the maker's store and keeps a copy on its node; its owner, the
+  // driver, reads nothing.
+  BOOST_TEST(prism::get(prism::task(describe).node_affinity(reader).remote(ref),
+                        result_timeout) == std::to_string(big_size) + ":3");
+  BOOST_TEST(prism_test::wait_until([&] { return objects_on(reader) == 1u; }));
+  BOOST_TEST(objects_on(head) == 0u);
+  BOOST_TEST(prism_test::wait_until(
+      [&] { return prism::testing::object_copies(ref.id()) == 2u; }));
+  // The next task there reads that copy, even with the first one gone.
+  BOOST_REQUIRE(cluster.kill_node(maker));
+  BOOST_TEST(prism::get(prism::task(describe).node_affinity(reader).remote(ref),
+                        result_timeout) == std::to_string(big_size) + ":3");
 }
 
 BOOST_AUTO_TEST_CASE(a_borrower_on_the_makers_node_reads_it_there) {
