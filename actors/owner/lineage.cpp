@@ -197,14 +197,11 @@ bool add_copy(owner_actor* self, const object_id& id, const object_copy& copy,
               std::int32_t attempt) {
   auto& located = self->state.lineage.located;
   auto l = located.find(id);
-  if (l == located.end() || l->second.attempt != attempt)
-    return false;
-  auto& copies = l->second.copies;
-  if (std::any_of(copies.begin(), copies.end(),
-                  [&](const object_copy& c) { return c.node == copy.node; }))
+  if (l == located.end() || l->second.attempt != attempt ||
+      l->second.has_copy_on(copy.node))
     return false;
   watch_raylet(self, copy.raylet);
-  copies.push_back(copy);
+  l->second.copies.push_back(copy);
   return true;
 }
 
@@ -230,10 +227,7 @@ void copy_kept(owner_actor* self, const protocol::copy_kept& msg) {
   auto& located = self->state.lineage.located;
   auto l = located.find(msg.id);
   bool counted = l != located.end() && l->second.attempt == msg.attempt &&
-                 std::any_of(l->second.copies.begin(), l->second.copies.end(),
-                             [&](const object_copy& c) {
-                               return c.node == msg.copy.node;
-                             });
+                 l->second.has_copy_on(msg.copy.node);
   if (!counted)
     self->send(msg.copy.raylet, protocol::free_object{msg.id, msg.attempt});
 }

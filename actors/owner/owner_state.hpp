@@ -12,6 +12,7 @@
 //   lease_scheduling.cpp leases per scheduling key, pushing tasks to them
 //   owner.cpp            the actor: its state's life and its behaviour
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -115,6 +116,12 @@ struct located_object {
   /// Every copy's node died or its store no longer keeps the object.
   bool lost() const noexcept {
     return copies.empty();
+  }
+
+  /// Whether a copy is counted in the store of `node`.
+  bool has_copy_on(const node_id& node) const noexcept {
+    return std::any_of(copies.begin(), copies.end(),
+                       [&](const object_copy& c) { return c.node == node; });
   }
 };
 

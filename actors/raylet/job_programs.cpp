@@ -301,12 +301,9 @@ void forget_program_if_unused(raylet_actor* self, job_id job) {
   auto i = st.programs.find(job);
   if (i == st.programs.end() || !st.cfg.launcher)
     return;
-  auto same = [&](const worker_program& p) {
-    return p.path == i->second.path && p.argv == i->second.argv &&
-           p.sha256 == i->second.sha256;
-  };
   for (auto& [other, program] : st.programs)
-    if (other != job && !st.finished_jobs.contains(other) && same(program))
+    if (other != job && !st.finished_jobs.contains(other) &&
+        program == i->second)
       return;
   st.cfg.launcher->forget(i->second);
 }

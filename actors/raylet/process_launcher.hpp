@@ -33,6 +33,9 @@ struct worker_program {
   bool empty() const noexcept {
     return path.empty();
   }
+
+  friend bool operator==(const worker_program&,
+                         const worker_program&) = default;
 };
 
 /// The program of the calling process, as /proc/self gives it: the
