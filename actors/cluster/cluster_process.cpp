@@ -92,10 +92,12 @@ std::pair<node_id, caf::actor> cluster_process::start_raylet_here() const {
 
 std::unique_ptr<cluster_process>
 cluster_process::start_head(const options& opts) {
-  require_loopback(opts.listen.host);
   std::unique_ptr<cluster_process> p{new cluster_process(opts)};
   try {
     p->start_actor_system();
+    auto log = component_logger("cluster");
+    if (check_exposure(opts.listen.host, uses_tls(*p->sys_), opts.insecure))
+      log->warn("{}", insecure_warning(opts.listen.host));
     // On a storage of its own, the head may be one that died and started
     // again: nodes and drivers of the stored cluster get the recovery grace
     // to report back, as after a restart of the control store.
@@ -107,14 +109,17 @@ cluster_process::start_head(const options& opts) {
     // Reusing the address: the connections of a head that died wait in
     // TIME_WAIT on its port, and its successor listens there at once. Two
     // heads still never listen on one port.
-    auto port = p->sys_->middleman().publish(p->endpoint_, opts.listen.port,
-                                             opts.listen.host.c_str(), true);
+    auto port = publish_actor(*p->sys_, p->endpoint_, opts.listen.port,
+                              opts.listen.host, true);
     if (!port)
       throw invalid_argument_error("cannot listen on " +
                                    address_of(opts.listen) + ": " +
                                    p->sys_->render(port.error()));
     p->port_ = *port;
-    set_own_contact(*p->sys_, address_of(host_port{opts.listen.host, *port}));
+    auto reach_at = !is_wildcard(opts.listen.host) ? opts.listen.host
+                    : !opts.node_ip.empty()        ? opts.node_ip
+                                                   : local_address_toward("");
+    set_own_contact(*p->sys_, address_of(host_port{reach_at, *port}));
     std::tie(p->node_, p->raylet_) = p->start_raylet_here();
     start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
   } catch (...) {
@@ -130,8 +135,14 @@ cluster_process::start_node(const options& opts) {
   try {
     p->start_actor_system();
     // Other processes connect to this one on the interface it reaches the
-    // head on.
-    listen_for_peers(*p->sys_, opts.head.host);
+    // head from, unless told otherwise.
+    auto host = opts.listen.host.empty() ? local_address_toward(opts.head.host)
+                                         : opts.listen.host;
+    auto reach_at = !is_wildcard(host) ? host
+                    : !opts.node_ip.empty()
+                        ? opts.node_ip
+                        : local_address_toward(opts.head.host);
+    listen_for_peers(*p->sys_, host, opts.insecure, reach_at);
     auto conn = connect_head(
         *p->sys_, opts.head,
         std::chrono::milliseconds{opts.cfg.gcs_reconnect_timeout_ms},
@@ -148,6 +159,10 @@ cluster_process::start_node(const options& opts) {
     throw;
   }
   return p;
+}
+
+std::string cluster_process::contact() const {
+  return own_contact(*sys_);
 }
 
 std::string cluster_process::wait() {

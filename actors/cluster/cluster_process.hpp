@@ -33,8 +33,16 @@ public:
     /// The control store's and the node's settings: `num_cpus`,
     /// `resources`, `storage_path`, `log_level`, the gcs timeouts.
     config cfg;
-    /// Head: where it listens (port 0 picks a free one).
+    /// Head: where it listens (port 0 picks a free one). Node: the host of
+    /// its port for the other processes (the port is any free one); empty
+    /// takes the address of the interface it reaches the head from.
     host_port listen{"127.0.0.1", default_port};
+    /// The address other processes reach this one at, when it listens on
+    /// every interface ("0.0.0.0"); empty takes the address of the
+    /// interface of the default route.
+    std::string node_ip;
+    /// Whether it may listen beyond loopback without TLS (it warns).
+    bool insecure = false;
     /// Node: where the head listens.
     host_port head;
     network_settings net;
@@ -59,6 +67,9 @@ public:
 
   cluster_process(const cluster_process&) = delete;
   cluster_process& operator=(const cluster_process&) = delete;
+
+  /// Where other processes reach this one, "HOST:PORT".
+  std::string contact() const;
 
   /// The port the head listens on; 0 for a node.
   std::uint16_t port() const {

@@ -200,7 +200,7 @@ bool fork_workers(const config& cfg) {
 void use_worker_processes(caf::actor_system& sys, const config& cfg,
                           raylet_config& rc, worker_program program) {
   rc.gate = spawn_worker_gate(sys);
-  auto port = sys.middleman().publish(rc.gate, 0, "127.0.0.1");
+  auto port = publish_actor(sys, rc.gate, 0, "127.0.0.1");
   if (!port) {
     caf::anon_send_exit(rc.gate, caf::exit_reason::user_shutdown);
     throw error(errc::internal,

@@ -98,16 +98,18 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
     : cfg_(cfg), attached_(true) {
   set_log_level(cfg.log_level);
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
-  configure_cluster_process(*sys_cfg_, scheduler_threads(cfg),
-                            network_settings{});
+  network_settings net;
+  net.tls = tls_files{cfg.tls_cert, cfg.tls_key, cfg.tls_ca};
+  configure_cluster_process(*sys_cfg_, scheduler_threads(cfg), net);
   sys_ = std::make_unique<caf::actor_system>(*sys_cfg_);
   directory_ = std::make_shared<owner_directory>();
   auto wait = std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms};
   set_gcs_wait(wait);
   try {
     // The processes of the cluster connect to this one directly, on the
-    // interface it reaches the head on.
-    listen_for_peers(*sys_, head.host);
+    // interface it reaches the head from.
+    listen_for_peers(*sys_, local_address_toward(head.host),
+                     cfg.insecure || insecure_from_environment());
     start_dialer(*sys_, dial_timeout);
     auto conn = connect_head(*sys_, head, wait, wait, nullptr);
     gcs_ = conn.endpoint;

@@ -69,14 +69,13 @@ void dial(head_link_actor* self) {
   if (st.cfg.remote)
     return;
   // Blocks this actor's own thread, never a scheduler thread.
-  auto why = probe_peer(st.cfg.head, st.cfg.dial_timeout);
+  auto why = probe_peer(self->system(), st.cfg.head, st.cfg.dial_timeout);
   if (!why.empty()) {
     retry_later(self, std::move(why));
     return;
   }
-  auto mm = self->system().middleman().actor_handle();
-  self->request(mm, st.cfg.dial_timeout, caf::connect_atom::value,
-                st.cfg.head.host, st.cfg.head.port)
+  self->request(connection_manager(self->system()), st.cfg.dial_timeout,
+                caf::connect_atom::value, st.cfg.head.host, st.cfg.head.port)
       .then(
           [self](const caf::node_id&, caf::strong_actor_ptr& ptr,
                  const std::set<std::string>&) {

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <netdb.h>
@@ -10,10 +11,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <caf/binary_deserializer.hpp>
+#include <caf/io/basp/header.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
 #include "cluster/shared_queue_policy.hpp"
+#include "cluster/tls_transport.hpp"
 #include "prism/error.hpp"
 #include "protocol/registration.hpp"
 
@@ -34,6 +38,53 @@ void configure_cluster_process(caf::actor_system_config& cfg,
           caf::timespan{net.connection_timeout});
   cfg.set("middleman.app-identifiers",
           std::vector<std::string>{std::string{wire_version}});
+  auto tls = resolve_tls(net.tls);
+  if (tls.enabled()) {
+    check_tls_files(tls);
+    cfg.load<tls_transport>();
+    cfg.openssl_certificate = tls.cert;
+    cfg.openssl_key = tls.key;
+    cfg.openssl_cafile = tls.ca;
+  }
+}
+
+bool uses_tls(caf::actor_system& sys) {
+  return static_cast<bool>(tls_transport::actor_of(sys));
+}
+
+caf::io::middleman_actor connection_manager(caf::actor_system& sys) {
+  auto tls = tls_transport::actor_of(sys);
+  return tls ? tls : sys.middleman().actor_handle();
+}
+
+caf::expected<std::uint16_t>
+publish_actor(caf::actor_system& sys, const caf::actor& whom,
+              std::uint16_t port, const std::string& host, bool reuse) {
+  if (!uses_tls(sys))
+    return sys.middleman().publish(whom, port, host.c_str(), reuse);
+  caf::scoped_actor self{sys};
+  caf::expected<std::uint16_t> result{caf::sec::request_timeout};
+  self->request(connection_manager(sys), std::chrono::seconds{10},
+                caf::publish_atom::value, port,
+                caf::actor_cast<caf::strong_actor_ptr>(whom),
+                sys.message_types(whom), host, reuse)
+      .receive([&](std::uint16_t actual) { result = actual; },
+               [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+caf::expected<std::uint16_t> open_port(caf::actor_system& sys,
+                                       std::uint16_t port,
+                                       const std::string& host, bool reuse) {
+  if (!uses_tls(sys))
+    return sys.middleman().open(port, host.c_str(), reuse);
+  caf::scoped_actor self{sys};
+  caf::expected<std::uint16_t> result{caf::sec::request_timeout};
+  self->request(connection_manager(sys), std::chrono::seconds{10},
+                caf::open_atom::value, port, host, reuse)
+      .receive([&](std::uint16_t actual) { result = actual; },
+               [&](caf::error& err) { result = std::move(err); });
+  return result;
 }
 
 host_port parse_host_port(const std::string& text, const std::string& what) {
@@ -73,14 +124,60 @@ bool is_loopback(const std::string& host) {
   return false;
 }
 
-void require_loopback(const std::string& host) {
-  if (is_loopback(host))
-    return;
+bool is_wildcard(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::";
+}
+
+bool check_exposure(const std::string& host, bool tls, bool insecure) {
+  if (is_loopback(host) || tls)
+    return false;
+  if (insecure)
+    return true;
   throw invalid_argument_error(
-      "refusing to listen on '" + host +
-      "': Prism's cluster port authenticates nobody, so it listens on "
-      "loopback (127.0.0.1) only until mutual TLS and a cluster token are "
-      "available (the security issue); use --host 127.0.0.1");
+      "refusing to listen on '" + (host.empty() ? "0.0.0.0" : host) +
+      "' without TLS: anyone who reaches the port could run code on every "
+      "node; give --tls-cert, --tls-key and --tls-ca (see `prism cert`), or "
+      "--insecure to listen anyway");
+}
+
+bool insecure_from_environment() {
+  const char* value = std::getenv("PRISM_INSECURE");
+  return value != nullptr && std::string{value} == "1";
+}
+
+std::string insecure_warning(const std::string& host) {
+  return "INSECURE: listening on '" + (host.empty() ? "0.0.0.0" : host) +
+         "' without TLS (--insecure): anyone who reaches this port can run "
+         "code on every node of the cluster";
+}
+
+std::string local_address_toward(const std::string& peer) {
+  if (is_loopback(peer))
+    return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  // A UDP socket "connected" to the peer sends nothing, but the kernel
+  // picks the interface a packet to it would leave from.
+  auto target = is_wildcard(peer) ? std::string{"192.0.2.1"} : peer;
+  if (::getaddrinfo(target.c_str(), "9", &hints, &found) != 0)
+    return "127.0.0.1";
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addrs{found,
+                                                             &::freeaddrinfo};
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return "127.0.0.1";
+  std::string result = "127.0.0.1";
+  sockaddr_in local{};
+  socklen_t len = sizeof(local);
+  char text[INET_ADDRSTRLEN] = {};
+  if (::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+      ::inet_ntop(AF_INET, &local.sin_addr, text, sizeof(text)) != nullptr)
+    result = text;
+  ::close(fd);
+  return result;
 }
 
 namespace {
@@ -94,26 +191,88 @@ struct socket_guard {
   }
 };
 
-/// Waits for `events` on `fd` until `deadline`; false on timeout or error.
-bool wait_for(int fd, short events,
-              std::chrono::steady_clock::time_point deadline) {
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      return false;
-    pollfd p{fd, events, 0};
-    int n = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (n > 0)
-      return true;
-    if (n < 0 && errno != EINTR)
-      return false;
+} // namespace
+
+namespace {
+
+/// Reads exactly `n` bytes of the plain connection `fd` into `buf`.
+std::string read_plain(int fd, char* buf, std::size_t n,
+                       std::chrono::steady_clock::time_point deadline) {
+  std::size_t done = 0;
+  while (done < n) {
+    if (!wait_for_socket(fd, POLLIN, deadline))
+      return "it did not speak by the deadline";
+    auto got = ::recv(fd, buf + done, n - done, 0);
+    if (got > 0)
+      done += static_cast<std::size_t>(got);
+    else if (got == 0)
+      return "it closed the connection at once";
+    else if (errno != EINTR && errno != EAGAIN)
+      return std::strerror(errno);
   }
+  return "";
+}
+
+/// The most a server's BASP handshake may hold: its node, application
+/// identifiers, and the published actor's id and interface.
+constexpr std::uint32_t max_handshake_bytes = 64 * 1024;
+
+/// Reads the BASP handshake a peer sends on the connected socket `fd` (over
+/// TLS with the credentials of `sys`) and checks that it speaks this
+/// build's wire version. Returns "" or why not.
+std::string hear_handshake(caf::actor_system& sys, int fd,
+                           std::chrono::milliseconds timeout,
+                           std::chrono::steady_clock::time_point deadline) {
+  auto tls = tls_of(sys.config());
+  std::unique_ptr<tls_client> session;
+  if (tls.enabled()) {
+    session = std::make_unique<tls_client>(tls);
+    if (auto why = session->handshake(fd, deadline); !why.empty())
+      return why;
+  }
+  auto read = [&](std::vector<char>& buf) {
+    return session ? session->read(buf.data(), buf.size(), deadline)
+                   : read_plain(fd, buf.data(), buf.size(), deadline);
+  };
+  std::vector<char> bytes(caf::io::basp::header_size);
+  if (auto why = read(bytes); !why.empty()) {
+    if (why != "it did not speak by the deadline")
+      return why;
+    return "it accepts connections but did not speak within " +
+           std::to_string(timeout.count()) + " ms: not a Prism process" +
+           (session ? std::string{"?"}
+                    : ", or one that requires TLS (" +
+                          std::string{tls_cert_variable} + ", " +
+                          tls_key_variable + ", " + tls_ca_variable + ")?");
+  }
+  caf::io::basp::header hdr;
+  caf::binary_deserializer header_source{sys, bytes};
+  if (header_source(hdr) ||
+      hdr.operation != caf::io::basp::message_type::server_handshake ||
+      hdr.payload_len > max_handshake_bytes)
+    return "it does not speak CAF's BASP: not a Prism process";
+  bytes.resize(hdr.payload_len);
+  if (auto why = read(bytes); !why.empty())
+    return why;
+  caf::node_id peer;
+  std::vector<std::string> app_ids;
+  caf::binary_deserializer payload_source{sys, bytes};
+  if (payload_source(peer, app_ids))
+    return "its handshake is malformed: not a Prism process";
+  if (std::find(app_ids.begin(), app_ids.end(), wire_version) != app_ids.end())
+    return "";
+  std::string theirs;
+  for (auto& id : app_ids)
+    theirs += (theirs.empty() ? "" : ", ") + id;
+  return "it speaks " + (theirs.empty() ? "no Prism wire version" : theirs) +
+         " and this build speaks " + wire_version +
+         ": a head, its nodes and its drivers must come from builds that "
+         "speak one wire version";
 }
 
 } // namespace
 
-std::string probe_peer(const host_port& where,
+std::string probe_peer(caf::actor_system& sys, const host_port& where,
                        std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   addrinfo hints{};
@@ -140,7 +299,7 @@ std::string probe_peer(const host_port& where,
       why = std::strerror(errno);
       continue;
     }
-    if (!wait_for(s.fd, POLLOUT, deadline)) {
+    if (!wait_for_socket(s.fd, POLLOUT, deadline)) {
       why = "no connection within " + std::to_string(timeout.count()) + " ms";
       continue;
     }
@@ -151,14 +310,7 @@ std::string probe_peer(const host_port& where,
       why = std::strerror(err);
       continue;
     }
-    if (!wait_for(s.fd, POLLIN, deadline))
-      return "it accepts connections but did not speak within " +
-             std::to_string(timeout.count()) + " ms: not a Prism head?";
-    char byte = 0;
-    auto n = ::recv(s.fd, &byte, 1, MSG_PEEK);
-    if (n == 1)
-      return "";
-    why = n == 0 ? "it closed the connection at once" : std::strerror(errno);
+    return hear_handshake(sys, s.fd, timeout, deadline);
   }
   return why;
 }
@@ -170,15 +322,15 @@ bool closed_before_handshake(const caf::error& err) {
 caf::actor dial_published(caf::actor_system& sys, const host_port& where,
                           std::chrono::milliseconds timeout, std::string& why) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  why = probe_peer(where, timeout);
+  why = probe_peer(sys, where, timeout);
   if (!why.empty())
     return {};
   caf::scoped_actor self{sys};
   for (;;) {
     caf::actor result;
     caf::error failed;
-    self->request(sys.middleman().actor_handle(), timeout,
-                  caf::connect_atom::value, where.host, where.port)
+    self->request(connection_manager(sys), timeout, caf::connect_atom::value,
+                  where.host, where.port)
         .receive(
             [&](const caf::node_id&, caf::strong_actor_ptr& ptr,
                 const std::set<std::string>&) {

@@ -140,7 +140,7 @@ void dial_until(dialer_actor* self,
                 const host_port& where) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
-  self->request(self->system().middleman().actor_handle(),
+  self->request(connection_manager(self->system()),
                 std::max(left, std::chrono::milliseconds{1}),
                 caf::connect_atom::value, where.host, where.port)
       .then(
@@ -224,13 +224,17 @@ void set_own_contact(caf::actor_system& sys, std::string contact) {
   tables[&sys].contact = std::move(contact);
 }
 
-std::string listen_for_peers(caf::actor_system& sys, const std::string& host) {
-  auto port = sys.middleman().open(0, host.c_str(), true);
+std::string listen_for_peers(caf::actor_system& sys, const std::string& host,
+                             bool insecure, const std::string& advertise) {
+  if (check_exposure(host, uses_tls(sys), insecure))
+    component_logger("peers")->warn("{}", insecure_warning(host));
+  auto port = open_port(sys, 0, host, true);
   if (!port)
     throw invalid_argument_error("cannot listen for the cluster's processes "
                                  "on '" +
                                  host + "': " + sys.render(port.error()));
-  auto contact = address_of(host_port{host, *port});
+  auto contact =
+      address_of(host_port{advertise.empty() ? host : advertise, *port});
   set_own_contact(sys, contact);
   return contact;
 }

@@ -32,10 +32,15 @@ using dial_atom = caf::atom_constant<caf::atom("dial")>;
 /// cluster connect to it. Called once its middleman listens there.
 void set_own_contact(caf::actor_system& sys, std::string contact);
 
-/// Opens a port for other processes on `host` (any free port), makes it the
-/// contact of `sys`, and returns it. Throws `invalid_argument_error` if it
-/// cannot listen there.
-std::string listen_for_peers(caf::actor_system& sys, const std::string& host);
+/// Opens a port for other processes on `host` (any free port), over TLS if
+/// `sys` speaks it, makes it the contact of `sys`, and returns it. Throws
+/// `invalid_argument_error` if it cannot listen there, or if `host` is
+/// beyond loopback without TLS and not `insecure` (`check_exposure`); warns
+/// if it is with `insecure`. Others reach it at `advertise` if set (for a
+/// wildcard `host`), else at `host`.
+std::string listen_for_peers(caf::actor_system& sys, const std::string& host,
+                             bool insecure = false,
+                             const std::string& advertise = "");
 
 /// The contact of `sys`, or "" if its processes take no connections (an
 /// embedded cluster of threads).

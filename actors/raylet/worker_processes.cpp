@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <caf/actor_system_config.hpp>
+
 #include "raylet/raylet_state.hpp"
 #include "worker/worker_process.hpp"
 
@@ -59,7 +61,9 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
   auto id = w.id;
   try {
     auto started = st.cfg.launcher->launch(
-        program, worker_environment(w.token, st.cfg.gate_address),
+        program,
+        worker_environment(w.token, st.cfg.gate_address,
+                           tls_of(self->system().config())),
         [raylet, id](pid_t pid, const std::string& how) {
           if (auto r = caf::actor_cast<caf::actor>(raylet))
             caf::anon_send(r, protocol::worker_exited{id, pid, how});

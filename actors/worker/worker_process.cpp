@@ -53,9 +53,14 @@ std::string take_variable(const char* name) {
 } // namespace
 
 std::vector<std::string> worker_environment(const std::string& token,
-                                            const std::string& gate_address) {
-  return {std::string{worker_token_variable} + "=" + token,
-          std::string{worker_gate_variable} + "=" + gate_address};
+                                            const std::string& gate_address,
+                                            const tls_files& tls) {
+  auto result = std::vector<std::string>{
+      std::string{worker_token_variable} + "=" + token,
+      std::string{worker_gate_variable} + "=" + gate_address};
+  for (auto& entry : tls_environment(tls))
+    result.push_back(std::move(entry));
+  return result;
 }
 
 bool started_as_worker() noexcept {

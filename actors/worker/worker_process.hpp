@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "cluster/tls.hpp"
+
 namespace prism::actors {
 
 /// The one-time token a worker process registers with; its presence is
@@ -15,9 +17,12 @@ inline constexpr const char* worker_token_variable = "PRISM_WORKER_TOKEN";
 /// "HOST:PORT" of the gate of the raylet that started it.
 inline constexpr const char* worker_gate_variable = "PRISM_WORKER_GATE";
 
-/// The environment entries a raylet gives a worker process it starts.
+/// The environment entries a raylet gives a worker process it starts: its
+/// token, its gate, and the node's TLS credentials (`tls`), with which it
+/// connects to the gate and the cluster.
 std::vector<std::string> worker_environment(const std::string& token,
-                                            const std::string& gate_address);
+                                            const std::string& gate_address,
+                                            const tls_files& tls);
 
 /// Whether this process was started as a worker process.
 bool started_as_worker() noexcept;

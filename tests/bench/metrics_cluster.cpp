@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdint>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <regex>
 #include <set>
@@ -87,16 +88,52 @@ PRISM_REMOTE(cluster_small_value, cluster_big_value, cluster_note_attempt,
 /// process attached as the driver. The node offers "far", so a task that
 /// asks for it runs there and not on the head's node, which the driver
 /// leases from.
+/// With `tls`, every process of it speaks mutual TLS, with certificates
+/// made by `prism cert` for the run.
 struct bench_cluster {
-  bench_cluster() : cluster{options()} {}
+  explicit bench_cluster(bool with_tls)
+      : tls(with_tls),
+        certs(with_tls ? make_certificates() : ""), cluster{options(certs)} {}
 
-  static testing::process_cluster::options options() {
+  ~bench_cluster() {
+    if (!certs.empty())
+      std::filesystem::remove_all(certs);
+  }
+
+  /// A directory with a cluster CA and the certificates "127.0.0.1" (the
+  /// nodes) and "driver".
+  static std::string make_certificates() {
+    char pattern[] = "/tmp/prism-bench-certs-XXXXXX";
+    std::string dir = ::mkdtemp(pattern);
+    auto bare = options("");
+    bare.head = false;
+    bare.attach = false;
+    testing::process_cluster s{bare};
+    for (auto args : std::vector<std::vector<std::string>>{
+             {"cert", "init", dir + "/ca"},
+             {"cert", "issue", dir + "/ca", "127.0.0.1"},
+             {"cert", "issue", dir + "/ca", "driver"}})
+      expect(s.run(args).status == 0, "prism cert failed");
+    return dir;
+  }
+
+  static testing::process_cluster::options options(const std::string& certs) {
     testing::process_cluster::options o;
     o.command = PRISM_TOOL_PATH;
     o.cpus = 2;
+    if (!certs.empty()) {
+      auto ca = certs + "/ca/";
+      o.flags = {"--tls-cert",         ca + "127.0.0.1.pem", "--tls-key",
+                 ca + "127.0.0.1.key", "--tls-ca",           ca + "ca.pem"};
+      o.driver.tls_cert = ca + "driver.pem";
+      o.driver.tls_key = ca + "driver.key";
+      o.driver.tls_ca = ca + "ca.pem";
+    }
     return o;
   }
 
+  bool tls;
+  std::string certs;
   testing::process_cluster cluster;
   std::size_t far_node = cluster.add_node({"--resources", R"({"far": 100})"});
   /// On the far node: its calls go from the driver straight to a worker
@@ -105,17 +142,21 @@ struct bench_cluster {
       prism::actor(cluster_counter::create).resources({{"far", 1}}).remote();
 };
 
-bench_cluster& running_cluster() {
+/// The cluster of the metrics, plain or `tls`: a metric of the other kind
+/// stops it and starts one of its kind.
+bench_cluster& running_cluster(bool tls = false) {
   static std::unique_ptr<bench_cluster> c;
+  if (c && c->tls != tls)
+    c.reset();
   if (!c)
-    c = std::make_unique<bench_cluster>();
+    c = std::make_unique<bench_cluster>(tls);
   return *c;
 }
 
 // -- metrics ------------------------------------------------------------------
 
-double tasks_sync(const run_options& opts) {
-  running_cluster();
+double tasks_sync_on(bool tls, const run_options& opts) {
+  running_cluster(tls);
   auto n = opts.iterations(5'000);
   return ops_per_second(n, [n] {
     for (std::size_t i = 0; i < n; ++i)
@@ -124,8 +165,8 @@ double tasks_sync(const run_options& opts) {
   });
 }
 
-double tasks_async(const run_options& opts) {
-  running_cluster();
+double tasks_async_on(bool tls, const run_options& opts) {
+  running_cluster(tls);
   auto n = opts.iterations(100'000);
   return ops_per_second(n, [n] {
     std::vector<object_ref<int>> refs;
@@ -136,6 +177,24 @@ double tasks_async(const run_options& opts) {
     expect(std::all_of(xs.begin(), xs.end(), [](int x) { return x == 0; }),
            "cluster_small_value returned a value other than 0");
   });
+}
+
+double tasks_sync(const run_options& opts) {
+  return tasks_sync_on(false, opts);
+}
+
+double tasks_async(const run_options& opts) {
+  return tasks_async_on(false, opts);
+}
+
+/// The same work as `tasks_sync` and `tasks_async`, with every connection
+/// of the cluster mutual TLS.
+double tasks_sync_tls(const run_options& opts) {
+  return tasks_sync_on(true, opts);
+}
+
+double tasks_async_tls(const run_options& opts) {
+  return tasks_async_on(true, opts);
 }
 
 double actor_calls_sync(const run_options& opts) {
@@ -317,6 +376,8 @@ std::vector<metric> cluster_metrics() {
       {"worker_process_start_ms", "ms", false, worker_process_start_ms},
       {"cluster_node_freeze_detect_ms", "ms", false, node_freeze_detect_ms},
       {"cluster_node_kill_to_retry_ms", "ms", false, node_kill_to_retry_ms},
+      {"cluster_tasks_sync_tls", "per_s", false, tasks_sync_tls},
+      {"cluster_tasks_async_tls", "per_s", false, tasks_async_tls},
   };
 }
 

@@ -112,8 +112,8 @@ struct gate {
   }
 
   std::vector<std::string> environment() const {
-    return prism::actors::worker_environment("token", "127.0.0.1:" +
-                                                          std::to_string(port));
+    return prism::actors::worker_environment(
+        "token", "127.0.0.1:" + std::to_string(port), {});
   }
 
   int fd = -1;

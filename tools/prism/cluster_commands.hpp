@@ -27,6 +27,18 @@ struct start_options {
   std::uint32_t connection_timeout_ms = 4000;
   /// How long a node keeps dialing a head it lost before it ends.
   std::uint32_t head_timeout_ms = 60000;
+  /// Mutual TLS: this process's certificate and key, and the cluster CA's
+  /// certificate; none takes PRISM_TLS_CERT, PRISM_TLS_KEY, PRISM_TLS_CA.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  /// Listen beyond loopback without TLS, with a warning at every start.
+  bool insecure = false;
+  /// Where other processes reach this one when it listens on 0.0.0.0.
+  std::string node_ip;
+  /// Whether --host was given (a node's default is the interface it
+  /// reaches the head from).
+  bool host_given = false;
 };
 
 /// Starts a head or a node; without `block`, as a daemon that outlives the

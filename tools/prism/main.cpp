@@ -5,6 +5,8 @@
 //   prism start --address HOST:PORT [...]      a node that joins it
 //   prism stop                                 stop what `start` started here
 //   prism status [--address HOST:PORT]         nodes, jobs, actors, demands
+//   prism cert init DIR                        a cluster CA for mutual TLS
+//   prism cert issue DIR NAME [--days N]       a certificate it signs
 //   prism store check DIR                      is the control store sound?
 //   prism store repair DIR [--apply] [--backup B]
 //                                              drop log damage and the writes
@@ -15,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cert_command.hpp"
 #include "cluster_commands.hpp"
 #include "store_command.hpp"
 
@@ -54,11 +57,29 @@ int main(int argc, char** argv) {
                   "Run the control store and a node; others join it");
   start->add_option("--address", so.address,
                     "Join the head at HOST:PORT as a node");
-  start
-      ->add_option("--host", so.host,
-                   "Head: the interface to listen on (loopback only, until "
-                   "TLS and a cluster token are available)")
-      ->capture_default_str();
+  auto* host_option =
+      start
+          ->add_option(
+              "--host", so.host,
+              "The interface to listen on. Beyond loopback it needs "
+              "--tls-cert, --tls-key and --tls-ca, or --insecure. Head "
+              "default: 127.0.0.1; node default: the interface it "
+              "reaches the head from")
+          ->capture_default_str();
+  start->add_option("--tls-cert", so.tls_cert,
+                    "This host's certificate, signed by the cluster CA "
+                    "(`prism cert issue`); default: PRISM_TLS_CERT");
+  start->add_option("--tls-key", so.tls_key,
+                    "The certificate's private key; default: PRISM_TLS_KEY");
+  start->add_option("--tls-ca", so.tls_ca,
+                    "The cluster CA's certificate; default: PRISM_TLS_CA");
+  start->add_flag("--insecure", so.insecure,
+                  "Listen beyond loopback without TLS: anyone who reaches "
+                  "the port can run code on every node (warns at each start)");
+  start->add_option("--node-ip", so.node_ip,
+                    "The address others reach this process at, when --host "
+                    "is 0.0.0.0 (default: the interface of the default "
+                    "route)");
   start->add_option("--port", so.port, "Head: the port (0 picks a free one)")
       ->capture_default_str();
   start->add_option("--storage", so.storage,
@@ -110,9 +131,37 @@ int main(int argc, char** argv) {
                      "The head, HOST:PORT (default: PRISM_ADDRESS, then the "
                      "head started on this host)");
 
+  std::string cert_dir;
+  std::string cert_name;
+  long cert_days = 825;
+  auto* cert = app.add_subcommand(
+      "cert", "Make the certificates of a cluster's mutual TLS");
+  cert->require_subcommand(1);
+  auto* cert_init = cert->add_subcommand(
+      "init", "Make a cluster CA in DIR: ca.pem (give it to every process) "
+              "and ca.key (keep it here)");
+  cert_init->add_option("DIR", cert_dir, "Where the CA's files go")->required();
+  auto* cert_issue = cert->add_subcommand(
+      "issue", "Issue a certificate NAME.pem and its key NAME.key, signed by "
+               "the CA in DIR, for a host or a driver");
+  cert_issue->add_option("DIR", cert_dir, "The CA's directory")->required();
+  cert_issue
+      ->add_option("NAME", cert_name,
+                   "The host name or address it names (also its files' name)")
+      ->required();
+  cert_issue->add_option("--days", cert_days, "How long it is valid")
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
-  if (start->parsed())
+  if (cert_init->parsed())
+    return prism::tools::cert_init_command(cert_dir, std::cout, std::cerr);
+  if (cert_issue->parsed())
+    return prism::tools::cert_issue_command(cert_dir, cert_name, cert_days,
+                                            std::cout, std::cerr);
+  if (start->parsed()) {
+    so.host_given = host_option->count() > 0;
     return prism::tools::start_command(so);
+  }
   if (stop->parsed())
     return prism::tools::stop_command(grace_ms, std::cout);
   if (status->parsed())

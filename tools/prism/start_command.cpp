@@ -57,6 +57,14 @@ cluster_process::options process_options(const start_options& o) {
   po.program_cache = o.program_cache;
   po.cfg.log_level = o.log_level;
   po.listen = actors::host_port{o.host, o.port};
+  if (!o.head && !o.host_given)
+    po.listen.host.clear();
+  po.node_ip = o.node_ip;
+  po.insecure = o.insecure || actors::insecure_from_environment();
+  po.net.tls =
+      actors::resolve_tls(actors::tls_files{o.tls_cert, o.tls_key, o.tls_ca});
+  if (po.net.tls.enabled())
+    actors::check_tls_files(po.net.tls);
   if (!o.head)
     po.head = actors::parse_host_port(o.address, "--address");
   po.net.heartbeat_interval =
@@ -65,15 +73,22 @@ cluster_process::options process_options(const start_options& o) {
       std::chrono::milliseconds{o.connection_timeout_ms};
   po.head_timeout = std::chrono::milliseconds{o.head_timeout_ms};
   if (o.head)
-    actors::require_loopback(o.host);
+    actors::check_exposure(o.host, po.net.tls.enabled(), po.insecure);
   return po;
 }
 
 std::string banner(const start_options& o, const cluster_process& p,
                    const session& s, const std::string& name) {
   std::ostringstream out;
+  auto tls =
+      actors::resolve_tls(actors::tls_files{o.tls_cert, o.tls_key, o.tls_ca})
+          .enabled();
+  auto contact = p.contact();
+  auto host = contact.substr(0, contact.rfind(':'));
+  if (!tls && !actors::is_loopback(host))
+    out << "WARNING: " << actors::insecure_warning(host) << "\n";
   if (o.head) {
-    auto address = o.host + ":" + std::to_string(p.port());
+    auto address = p.contact();
     out << "Prism head started at " << address << " (pid " << ::getpid()
         << ", node " << p.node().hex().substr(0, 8) << ")\n"
         << "  logs:     " << s.log_path(name) << "\n"
@@ -139,7 +154,7 @@ int run(const start_options& o, int ready_fd) {
   }
   s.add(name, ::getpid());
   if (o.head)
-    s.set_head_address(o.host + ":" + std::to_string(p->port()));
+    s.set_head_address(p->contact());
   auto text = banner(o, *p, s, name);
   if (ready_fd >= 0) {
     write_all(ready_fd, "ok\n" + text);

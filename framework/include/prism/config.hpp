@@ -20,6 +20,20 @@ struct config {
   /// own (`prism start`'s flags) and are ignored here.
   std::string address;
 
+  /// Mutual TLS of an attached driver, as PEM files: its certificate, its
+  /// private key, and the cluster CA's certificate (`prism cert`). A head
+  /// started with TLS accepts only processes whose certificate its CA
+  /// signed, and this process accepts only such a head. All three or none;
+  /// none takes the PRISM_TLS_CERT, PRISM_TLS_KEY and PRISM_TLS_CA
+  /// environment variables. See README, "Security".
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  /// Whether an attached driver without TLS may listen for the cluster's
+  /// processes beyond loopback (a head on another host); it warns. The
+  /// environment variable PRISM_INSECURE=1 sets it too.
+  bool insecure = false;
+
   /// CPUs of the embedded node. 0 (the default) uses the number of hardware
   /// threads.
   double num_cpus = 0;

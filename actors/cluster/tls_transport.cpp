@@ -1,0 +1,426 @@
+#include "cluster/tls_transport.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <caf/actor_system_config.hpp>
+#include <caf/detail/socket_guard.hpp>
+#include <caf/io/basp_broker.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/middleman_actor_impl.hpp>
+#include <caf/io/network/default_multiplexer.hpp>
+#include <caf/io/network/doorman_impl.hpp>
+#include <caf/io/network/interfaces.hpp>
+#include <caf/io/network/stream_impl.hpp>
+#include <caf/scoped_actor.hpp>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "cluster/tls.hpp"
+#include "common/log.hpp"
+#include "prism/internal/thread_annotations.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+namespace net = caf::io::network;
+using net::native_socket;
+using net::rw_state;
+using clock_type = std::chrono::steady_clock;
+
+struct ssl_deleter {
+  void operator()(SSL* ssl) const {
+    SSL_free(ssl);
+  }
+};
+using ssl_ptr = std::unique_ptr<SSL, ssl_deleter>;
+
+// -- established connections
+// ---------------------------------------------------
+
+/// How a stream reads and writes once the handshake is done.
+class tls_policy {
+public:
+  explicit tls_policy(SSL* ssl) : ssl_(ssl) {}
+
+  rw_state read_some(std::size_t& result, native_socket, void* buf,
+                     std::size_t len) {
+    result = 0;
+    ERR_clear_error();
+    int rc = SSL_read(ssl_.get(), buf,
+                      static_cast<int>(std::min<std::size_t>(len, INT_MAX)));
+    if (rc > 0) {
+      result = static_cast<std::size_t>(rc);
+      return rw_state::success;
+    }
+    return waits(rc) ? rw_state::success : rw_state::failure;
+  }
+
+  rw_state write_some(std::size_t& result, native_socket, const void* buf,
+                      std::size_t len) {
+    result = 0;
+    if (len == 0)
+      return rw_state::indeterminate;
+    ERR_clear_error();
+    int rc = SSL_write(ssl_.get(), buf,
+                       static_cast<int>(std::min<std::size_t>(len, INT_MAX)));
+    if (rc > 0) {
+      result = static_cast<std::size_t>(rc);
+      return rw_state::success;
+    }
+    return waits(rc) ? rw_state::success : rw_state::failure;
+  }
+
+  bool must_read_more(native_socket, std::size_t threshold) {
+    return static_cast<std::size_t>(SSL_pending(ssl_.get())) >= threshold;
+  }
+
+private:
+  /// Whether the call that returned `rc` only waits for the socket; a
+  /// failure empties OpenSSL's error queue.
+  bool waits(int rc) {
+    auto code = SSL_get_error(ssl_.get(), rc);
+    if (code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE)
+      return true;
+    ERR_clear_error();
+    return false;
+  }
+
+  ssl_ptr ssl_;
+};
+
+/// A connection of the broker over an established TLS session; the same
+/// as CAF's plain scribe but for the stream's policy.
+class tls_scribe final : public caf::io::scribe {
+public:
+  tls_scribe(net::default_multiplexer& mpx, native_socket fd, SSL* ssl)
+      : caf::io::scribe(net::conn_hdl_from_socket(fd)), stream_(mpx, fd, ssl) {}
+
+  void configure_read(caf::io::receive_policy::config config) override {
+    stream_.configure_read(config);
+    if (!launched_) {
+      launched_ = true;
+      stream_.start(this);
+    }
+  }
+
+  void ack_writes(bool enable) override {
+    stream_.ack_writes(enable);
+  }
+
+  std::vector<char>& wr_buf() override {
+    return stream_.wr_buf();
+  }
+
+  std::vector<char>& rd_buf() override {
+    return stream_.rd_buf();
+  }
+
+  void graceful_shutdown() override {
+    stream_.graceful_shutdown();
+    detach(&stream_.backend(), false);
+  }
+
+  void flush() override {
+    stream_.flush(this);
+  }
+
+  std::string addr() const override {
+    auto x = net::remote_addr_of_fd(stream_.fd());
+    return x ? *x : std::string{};
+  }
+
+  std::uint16_t port() const override {
+    auto x = net::remote_port_of_fd(stream_.fd());
+    return x ? *x : 0;
+  }
+
+  void add_to_loop() override {
+    stream_.activate(this);
+  }
+
+  void remove_from_loop() override {
+    stream_.passivate();
+  }
+
+private:
+  bool launched_ = false;
+  net::stream_impl<tls_policy> stream_;
+};
+
+// -- accepting
+// -----------------------------------------------------------------
+
+class tls_doorman;
+
+/// An accepted connection while its TLS handshake runs. The multiplexer
+/// polls it for the handshake alone; the broker sees the connection only
+/// once the handshake is done. It deletes itself once out of the loop.
+class tls_accept final : public net::event_handler {
+public:
+  tls_accept(net::default_multiplexer& mpx, native_socket fd, SSL* ssl,
+             caf::intrusive_ptr<tls_doorman> door)
+      : net::event_handler(mpx, fd), ssl_(ssl), door_(std::move(door)),
+        started_(clock_type::now()) {}
+
+  void start() {
+    backend().add(net::operation::read, fd(), this);
+  }
+
+  clock_type::time_point started() const {
+    return started_;
+  }
+
+  void handle_event(net::operation op) override {
+    if (ended_)
+      return;
+    if (op == net::operation::propagate_error) {
+      end(false);
+      return;
+    }
+    ERR_clear_error();
+    int rc = SSL_do_handshake(ssl_.get());
+    if (rc == 1) {
+      end(true);
+      return;
+    }
+    switch (SSL_get_error(ssl_.get(), rc)) {
+    case SSL_ERROR_WANT_READ:
+      backend().del(net::operation::write, fd(), this);
+      return;
+    case SSL_ERROR_WANT_WRITE:
+      backend().add(net::operation::write, fd(), this);
+      return;
+    default: {
+      auto peer = net::remote_addr_of_fd(fd());
+      component_logger("tls")->warn("refused a connection from {}: {}",
+                                    peer ? *peer : std::string{"?"},
+                                    tls_failure(ssl_.get(), rc));
+    }
+      end(false);
+    }
+  }
+
+  /// Ends the handshake: takes it out of the loop, after which the
+  /// connection goes to the broker (`ok`) or is closed.
+  void end(bool ok) {
+    if (ended_)
+      return;
+    ended_ = true;
+    ok_ = ok;
+    backend().del(net::operation::read, fd(), this);
+    backend().del(net::operation::write, fd(), this);
+  }
+
+  void removed_from_loop(net::operation) override {
+    if (!ended_ || eventbf() != 0 || leaving_)
+      return;
+    leaving_ = true;
+    // Not from here: the multiplexer is applying its event changes.
+    backend().post([this] { leave(); });
+  }
+
+  void graceful_shutdown() override {
+    end(false);
+  }
+
+private:
+  void leave();
+
+  ssl_ptr ssl_;
+  caf::intrusive_ptr<tls_doorman> door_;
+  clock_type::time_point started_;
+  bool ended_ = false;
+  bool ok_ = false;
+  bool leaving_ = false;
+};
+
+/// A port of the broker that accepts TLS connections only.
+class tls_doorman final : public net::doorman_impl {
+public:
+  tls_doorman(net::default_multiplexer& mpx, native_socket fd,
+              std::shared_ptr<const tls_context> ctx)
+      : net::doorman_impl(mpx, fd), ctx_(std::move(ctx)) {}
+
+  bool new_connection() override {
+    if (detached())
+      return false;
+    auto& mpx = acceptor_.backend();
+    auto fd = acceptor_.accepted_socket();
+    caf::detail::socket_guard guard{fd};
+    net::nonblocking(fd, true);
+    end_stale_handshakes();
+    SSL* ssl = ctx_->new_session(fd, true);
+    if (ssl == nullptr) {
+      ERR_clear_error();
+      return true; // the guard closes it; the port goes on accepting
+    }
+    guard.release();
+    auto* handshake = new tls_accept(mpx, fd, ssl, this);
+    handshakes_.push_back(handshake);
+    handshake->start();
+    return true;
+  }
+
+  void graceful_shutdown() override {
+    for (auto* h : handshakes_)
+      h->end(false);
+    net::doorman_impl::graceful_shutdown();
+  }
+
+  /// Gives the broker the connection whose handshake `h` completed.
+  void hand_over(native_socket fd, SSL* ssl) {
+    auto& mpx = acceptor_.backend();
+    auto connection = caf::make_counted<tls_scribe>(mpx, fd, ssl);
+    auto hdl = connection->hdl();
+    parent()->add_scribe(std::move(connection));
+    doorman::new_connection(&mpx, hdl);
+  }
+
+  void forget(tls_accept* h) {
+    handshakes_.erase(std::remove(handshakes_.begin(), handshakes_.end(), h),
+                      handshakes_.end());
+  }
+
+private:
+  /// Ends handshakes past their deadline, and the oldest while too many
+  /// run: a peer that opens connections and stays silent holds a socket
+  /// for a few seconds at most, and never the multiplexer's thread.
+  void end_stale_handshakes() {
+    auto now = clock_type::now();
+    std::size_t live = 0;
+    for (auto i = handshakes_.rbegin(); i != handshakes_.rend(); ++i) {
+      if (now - (*i)->started() > tls_handshake_timeout ||
+          live >= max_tls_handshakes - 1)
+        (*i)->end(false);
+      else
+        ++live;
+    }
+  }
+
+  std::shared_ptr<const tls_context> ctx_;
+  /// Handshakes under way, oldest first; each removes itself as it leaves.
+  std::vector<tls_accept*> handshakes_;
+};
+
+void tls_accept::leave() {
+  door_->forget(this);
+  if (ok_ && !door_->detached()) {
+    auto fd = fd_;
+    fd_ = net::invalid_native_socket; // the scribe owns it now
+    door_->hand_over(fd, ssl_.release());
+  }
+  delete this; // closes the socket unless handed over
+}
+
+// -- the middleman actor
+// -------------------------------------------------------
+
+/// CAF's middleman actor with TLS connections and ports.
+class tls_middleman final : public caf::io::middleman_actor_impl {
+public:
+  tls_middleman(caf::actor_config& cfg, caf::actor broker,
+                std::shared_ptr<const tls_context> ctx)
+      : caf::io::middleman_actor_impl(cfg, std::move(broker)),
+        ctx_(std::move(ctx)) {}
+
+  const char* name() const override {
+    return "prism.tls_middleman";
+  }
+
+protected:
+  caf::expected<caf::io::scribe_ptr> connect(const std::string& host,
+                                             std::uint16_t port) override {
+    auto fd = net::new_tcp_connection(host, port);
+    if (!fd)
+      return std::move(fd.error());
+    caf::detail::socket_guard guard{*fd};
+    net::nonblocking(*fd, true);
+    ssl_ptr ssl{ctx_->new_session(*fd, false)};
+    if (!ssl)
+      return caf::make_error(caf::sec::cannot_connect_to_node,
+                             "cannot set up TLS");
+    auto why =
+        tls_handshake(ssl.get(), clock_type::now() + tls_handshake_timeout);
+    if (!why.empty())
+      return caf::make_error(caf::sec::cannot_connect_to_node,
+                             "TLS with " + host + ":" + std::to_string(port) +
+                                 ": " + why);
+    return caf::make_counted<tls_scribe>(mpx(), guard.release(), ssl.release());
+  }
+
+  caf::expected<caf::io::doorman_ptr> open(std::uint16_t port, const char* addr,
+                                           bool reuse) override {
+    auto fd = net::new_tcp_acceptor_impl(port, addr, reuse);
+    if (!fd)
+      return std::move(fd.error());
+    return caf::make_counted<tls_doorman>(mpx(), *fd, ctx_);
+  }
+
+private:
+  net::default_multiplexer& mpx() {
+    return static_cast<net::default_multiplexer&>(
+        system().middleman().backend());
+  }
+
+  std::shared_ptr<const tls_context> ctx_;
+};
+
+std::mutex actors_mu;
+std::map<const caf::actor_system*, caf::io::middleman_actor>
+    actors GUARDED_BY(actors_mu);
+
+} // namespace
+
+caf::actor_system::module* tls_transport::make(caf::actor_system& sys,
+                                               caf::detail::type_list<>) {
+  return new tls_transport(sys);
+}
+
+tls_transport::tls_transport(caf::actor_system& sys) : sys_(sys) {}
+
+void tls_transport::init(caf::actor_system_config&) {}
+
+void tls_transport::start() {
+  auto ctx = std::make_shared<const tls_context>(tls_of(sys_.config()));
+  auto broker =
+      sys_.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  actor_ = sys_.spawn<tls_middleman, caf::detached + caf::hidden>(
+      std::move(broker), std::move(ctx));
+  std::lock_guard<std::mutex> guard{actors_mu};
+  actors[&sys_] = actor_;
+}
+
+void tls_transport::stop() {
+  {
+    std::lock_guard<std::mutex> guard{actors_mu};
+    actors.erase(&sys_);
+  }
+  caf::scoped_actor self{sys_, true};
+  self->send_exit(actor_, caf::exit_reason::kill);
+  self->wait_for(actor_);
+  actor_ = nullptr;
+}
+
+caf::actor_system::module::id_t tls_transport::id() const {
+  // CAF 0.17 has a slot for one TLS module; Prism's takes it, and nothing
+  // in CAF's core or I/O library looks into it.
+  return openssl_manager;
+}
+
+void* tls_transport::subtype_ptr() {
+  return this;
+}
+
+caf::io::middleman_actor tls_transport::actor_of(caf::actor_system& sys) {
+  std::lock_guard<std::mutex> guard{actors_mu};
+  auto i = actors.find(&sys);
+  return i != actors.end() ? i->second : caf::io::middleman_actor{};
+}
+
+} // namespace prism::actors

@@ -1,0 +1,452 @@
+// Mutual TLS between the processes of a cluster, the refusal of peers
+// without the cluster's credentials, and the version fence, against real
+// `prism` processes.
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <netinet/in.h>
+#include <poll.h>
+#include <set>
+#include <sstream>
+#include <string>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include <caf/all.hpp>
+#include <caf/io/middleman.hpp>
+
+#include <prism/prism.hpp>
+
+#include "cluster/network.hpp"
+#include "cluster/peers.hpp"
+#include "cluster/tls.hpp"
+#include "prism_command.hpp"
+
+using namespace prism::cluster_test;
+using namespace std::chrono_literals;
+
+namespace security_test {
+
+constexpr auto result_timeout = std::chrono::seconds{60};
+
+int square(int x) {
+  return x * x;
+}
+
+int sum_of_squares(int n) {
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 1; i <= n; ++i)
+    refs.push_back(prism::task(square).remote(i));
+  int sum = 0;
+  for (auto x : prism::get(refs, result_timeout))
+    sum += x;
+  return sum;
+}
+
+std::string node_here() {
+  return prism::get_runtime_context().node.hex();
+}
+
+class counter {
+public:
+  static counter* create(int start) {
+    return new counter(start);
+  }
+
+  int add(int x) {
+    return total_ += x;
+  }
+
+private:
+  explicit counter(int start) : total_(start) {}
+
+  int total_;
+};
+
+} // namespace security_test
+
+PRISM_REMOTE(security_test::square, security_test::sum_of_squares,
+             security_test::node_here);
+PRISM_REMOTE(security_test::counter::create, &security_test::counter::add);
+
+using namespace security_test;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A cluster CA with certificates for the processes on this host and a
+/// driver, and a second CA with one of its own, made by `prism cert`.
+struct certificates {
+  certificates() {
+    char pattern[] = "/tmp/prism-certs-XXXXXX";
+    dir = ::mkdtemp(pattern);
+    process_cluster s{bare_session()};
+    for (auto args : std::vector<std::vector<std::string>>{
+             {"cert", "init", dir + "/ca"},
+             {"cert", "issue", dir + "/ca", "127.0.0.1"},
+             {"cert", "issue", dir + "/ca", "driver"},
+             {"cert", "init", dir + "/other"},
+             {"cert", "issue", dir + "/other", "intruder"}}) {
+      auto r = s.run(args);
+      BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+    }
+  }
+
+  ~certificates() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+
+  /// `prism start` flags of the certificate `name` of the CA `ca`.
+  std::vector<std::string> flags(const std::string& name,
+                                 const std::string& ca = "ca") const {
+    auto f = files(name, ca);
+    return {"--tls-cert", f.cert, "--tls-key", f.key, "--tls-ca", f.ca};
+  }
+
+  prism::actors::tls_files files(const std::string& name,
+                                 const std::string& ca = "ca",
+                                 const std::string& trusted = "ca") const {
+    return {dir + "/" + ca + "/" + name + ".pem",
+            dir + "/" + ca + "/" + name + ".key",
+            dir + "/" + trusted + "/ca.pem"};
+  }
+
+  /// A driver's settings with the certificate `name` of `ca`, trusting the
+  /// CA `trusted`.
+  prism::config driver(const std::string& name, const std::string& ca = "ca",
+                       const std::string& trusted = "ca") const {
+    auto f = files(name, ca, trusted);
+    prism::config cfg;
+    cfg.tls_cert = f.cert;
+    cfg.tls_key = f.key;
+    cfg.tls_ca = f.ca;
+    cfg.gcs_reconnect_timeout_ms = 10000;
+    return cfg;
+  }
+
+  std::string dir;
+};
+
+/// Why attaching a driver with `cfg` to `address` fails ("" if it does
+/// not).
+std::string attach_failure(prism::config cfg, const std::string& address) {
+  cfg.address = address;
+  try {
+    prism::init(cfg);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  prism::shutdown();
+  return "";
+}
+
+/// A TCP connection to `address`, or -1.
+int connect_to(const std::string& address) {
+  auto where = prism::actors::parse_host_port(address, "address");
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(where.port);
+  ::inet_pton(AF_INET, where.host.c_str(), &sa.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// What the peer of `fd` sends within `timeout`, until it closes or the
+/// time is up.
+std::string heard_from(int fd, std::chrono::milliseconds timeout) {
+  std::string heard;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      return heard;
+    char buf[4096];
+    auto n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0)
+      return heard;
+    heard.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
+/// CPU time (user and system) process `pid` used so far.
+std::chrono::milliseconds cpu_time_of(int pid) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  // The fields after the command's closing parenthesis; utime and stime are
+  // the 14th and 15th of the line.
+  std::istringstream fields{text.substr(text.rfind(')') + 2)};
+  std::string field;
+  long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i >= 14)
+      ticks += std::stol(field);
+  return std::chrono::milliseconds{ticks * 1000 / ::sysconf(_SC_CLK_TCK)};
+}
+
+/// Whether `prism status` with `env` lists `alive` live nodes and no dead
+/// one.
+bool status_shows(process_cluster& s, const std::string& address, int alive) {
+  auto r = s.run({"status", "--address", address}, 30s);
+  return r.status == 0 &&
+         contains(r.out, "Nodes: " + std::to_string(alive) + " alive, 0 dead");
+}
+
+/// Sets the PRISM_TLS_* variables of this process (which `prism status`
+/// and any process it starts inherit) for its scope.
+struct tls_environment {
+  explicit tls_environment(const prism::actors::tls_files& f) {
+    ::setenv(prism::actors::tls_cert_variable, f.cert.c_str(), 1);
+    ::setenv(prism::actors::tls_key_variable, f.key.c_str(), 1);
+    ::setenv(prism::actors::tls_ca_variable, f.ca.c_str(), 1);
+  }
+  ~tls_environment() {
+    ::unsetenv(prism::actors::tls_cert_variable);
+    ::unsetenv(prism::actors::tls_key_variable);
+    ::unsetenv(prism::actors::tls_ca_variable);
+  }
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_SUITE(cluster_security)
+
+BOOST_AUTO_TEST_CASE(tasks_actors_and_a_node_work_over_mutual_tls) {
+  certificates certs;
+  auto o = attached_cluster(0);
+  o.flags = certs.flags("127.0.0.1");
+  o.driver = certs.driver("driver");
+  process_cluster cluster{o};
+  // Tasks in worker processes of the head's node, nested ones among them.
+  BOOST_TEST(prism::get(prism::task(sum_of_squares).remote(10),
+                        result_timeout) == 385);
+  auto head_node = prism::get(prism::task(node_here).remote(), result_timeout);
+  // A node joins over TLS and takes the work that needs it: the driver,
+  // its worker processes and the head reach each other there directly.
+  cluster.add_node({"--resources", R"({"far": 4})"});
+  const prism::resource_map far{{"far", 1}};
+  auto far_node = prism::get(prism::task(node_here).resources(far).remote(),
+                             result_timeout);
+  BOOST_TEST(far_node != head_node);
+  BOOST_TEST(prism::get(prism::task(sum_of_squares).resources(far).remote(6),
+                        result_timeout) == 91);
+  auto c = prism::actor(counter::create).resources(far).remote(100);
+  std::vector<prism::object_ref<int>> totals;
+  for (int i = 1; i <= 20; ++i)
+    totals.push_back(c.task(&counter::add).remote(1));
+  BOOST_TEST(prism::get(totals, result_timeout).back() == 120);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_driver_without_a_certificate_is_refused) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto address = s.start_head(certs.flags("127.0.0.1"));
+  auto why = attach_failure(prism::config{}, address);
+  BOOST_TEST(contains(why, "requires TLS"), why);
+  // A node without one is refused too, and says so.
+  auto r = s.run({"start", "--address", address, "--num-cpus", "1"});
+  BOOST_TEST(r.status == 1);
+  BOOST_TEST(contains(r.err, "requires TLS"), r.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_head_with_a_certificate_of_another_ca_is_refused) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto address = s.start_head(certs.flags("127.0.0.1"));
+  // The driver trusts only the other CA, so it refuses the head.
+  auto why =
+      attach_failure(certs.driver("intruder", "other", "other"), address);
+  BOOST_TEST(contains(why, "not signed by this process's cluster CA"), why);
+}
+
+BOOST_AUTO_TEST_CASE(a_client_with_a_certificate_of_another_ca_is_refused) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto address = s.start_head(certs.flags("127.0.0.1"));
+  // Its own check refuses a certificate the CA it trusts did not sign.
+  auto why = attach_failure(certs.driver("intruder", "other", "ca"), address);
+  BOOST_TEST(contains(why, "does not verify against the CA certificate"), why);
+  // A client that skips that check is refused by the head.
+  int fd = connect_to(address);
+  BOOST_REQUIRE(fd >= 0);
+  prism::actors::tls_client client{certs.files("intruder", "other", "ca")};
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  auto handshake = client.handshake(fd, deadline);
+  std::string refused = handshake;
+  if (handshake.empty()) {
+    char byte = 0;
+    refused = client.read(&byte, 1, deadline);
+  }
+  ::close(fd);
+  BOOST_TEST(contains(refused, "refused this process's certificate"), refused);
+  BOOST_TEST(eventually(10s, [&] {
+    return contains(s.log_of("head"), "refused a connection from");
+  }));
+  // The head still serves the cluster's own.
+  tls_environment env{certs.files("driver")};
+  BOOST_TEST(status_shows(s, address, 1));
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_client_hears_nothing_from_a_tls_head) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto address = s.start_head(certs.flags("127.0.0.1"));
+  int fd = connect_to(address);
+  BOOST_REQUIRE(fd >= 0);
+  // What a plain BASP client would send: its handshake header.
+  std::string basp(32, '\0');
+  basp[0] = 0x01;
+  BOOST_REQUIRE(::send(fd, basp.data(), basp.size(), MSG_NOSIGNAL) == 32);
+  auto heard = heard_from(fd, 5s);
+  ::close(fd);
+  // At most a TLS alert (record type 21), and never a BASP handshake.
+  BOOST_TEST((heard.empty() || heard[0] == 21), heard.size());
+  tls_environment env{certs.files("driver")};
+  BOOST_TEST(status_shows(s, address, 1));
+}
+
+BOOST_AUTO_TEST_CASE(a_tls_driver_is_told_that_a_plain_head_speaks_no_tls) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto address = s.start_head({"--num-cpus", "1"});
+  auto why = attach_failure(certs.driver("driver"), address);
+  BOOST_TEST(contains(why, "does not speak TLS"), why);
+}
+
+// CAF 0.17.6's own TLS transport spun the multiplexer's thread at 100% CPU
+// while any peer held a connection in its handshake, and the broker's
+// connection timeout on such a connection dropped another peer's
+// connection once it closed. Silent connections and stalled handshakes
+// now cost no CPU, end by their deadline, and touch nobody else.
+BOOST_AUTO_TEST_CASE(stalled_handshakes_cost_no_cpu_and_drop_no_peer) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto flags = certs.flags("127.0.0.1");
+  flags.insert(flags.end(), {"--connection-timeout-ms", "1000",
+                             "--heartbeat-interval-ms", "200"});
+  auto address = s.start_head(flags);
+  s.start_node(address, flags);
+  int head = s.pid_of("head");
+  auto before = cpu_time_of(head);
+  auto start = std::chrono::steady_clock::now();
+  std::vector<int> stalled;
+  for (int i = 0; i < 20; ++i) {
+    int fd = connect_to(address);
+    BOOST_REQUIRE(fd >= 0);
+    // Half of them send the first bytes of a ClientHello, then stall.
+    if (i % 2 == 1) {
+      const char hello[] = {0x16, 0x03, 0x01, 0x00, 0x40, 0x01};
+      ::send(fd, hello, sizeof(hello), MSG_NOSIGNAL);
+    }
+    stalled.push_back(fd);
+  }
+  // Past the connection timeout, twice over.
+  std::this_thread::sleep_for(2500ms);
+  for (int fd : stalled)
+    ::close(fd);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  auto used = cpu_time_of(head) - before;
+  BOOST_TEST_MESSAGE(
+      "head CPU during the stall: "
+      << used.count() << " ms of "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()
+      << " ms");
+  BOOST_TEST(used <
+             std::chrono::duration_cast<std::chrono::milliseconds>(elapsed) /
+                 4);
+  tls_environment env{certs.files("driver")};
+  BOOST_TEST(status_shows(s, address, 2));
+  BOOST_TEST(!contains(s.log_of("head"), "is dead"));
+}
+
+BOOST_AUTO_TEST_CASE(listening_beyond_loopback_needs_tls_or_insecure) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto r = s.run({"start", "--head", "--host", "0.0.0.0", "--port", "0"});
+  BOOST_TEST(r.status == 1);
+  BOOST_TEST(contains(r.err, "refusing to listen on '0.0.0.0' without TLS"),
+             r.err);
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  auto insecure = s.run({"start", "--head", "--host", "0.0.0.0", "--port", "0",
+                         "--num-cpus", "1", "--insecure"});
+  BOOST_TEST(insecure.status == 0, insecure.err);
+  BOOST_TEST(contains(insecure.out, "WARNING: INSECURE"), insecure.out);
+  BOOST_TEST(contains(s.log_of("head"), "INSECURE"));
+  s.run({"stop"});
+  auto secure = s.run(
+      {"start", "--head", "--host", "0.0.0.0", "--port", "0", "--num-cpus", "1",
+       "--tls-cert", certs.files("127.0.0.1").cert, "--tls-key",
+       certs.files("127.0.0.1").key, "--tls-ca", certs.files("127.0.0.1").ca});
+  BOOST_TEST(secure.status == 0, secure.err);
+  BOOST_TEST(!contains(secure.out, "INSECURE"));
+}
+
+BOOST_AUTO_TEST_CASE(credentials_that_cannot_be_used_are_refused_at_start) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto f = certs.files("127.0.0.1");
+  auto missing = s.run({"start", "--head", "--port", "0", "--tls-cert", f.cert,
+                        "--tls-key", f.key});
+  BOOST_TEST(missing.status == 1);
+  BOOST_TEST(contains(missing.err, "missing: the cluster CA's certificate"),
+             missing.err);
+  auto mismatched =
+      s.run({"start", "--head", "--port", "0", "--tls-cert", f.cert,
+             "--tls-key", certs.files("driver").key, "--tls-ca", f.ca});
+  BOOST_TEST(mismatched.status == 1);
+  BOOST_TEST(contains(mismatched.err, "cannot use the private key"),
+             mismatched.err);
+  BOOST_TEST(contains(mismatched.err, "mismatch"), mismatched.err);
+  auto again = s.run({"cert", "init", certs.dir + "/ca"});
+  BOOST_TEST(again.status == 1);
+  BOOST_TEST(contains(again.err, "holds a CA already"), again.err);
+  auto bad_name = s.run({"cert", "issue", certs.dir + "/ca", "../escape"});
+  BOOST_TEST(bad_name.status == 1);
+  BOOST_TEST((fs::status(f.key).permissions() ==
+              (fs::perms::owner_read | fs::perms::owner_write)));
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_of_another_wire_version_is_refused_naming_both) {
+  // An old build's process: CAF with another wire version, publishing an
+  // actor on loopback.
+  caf::actor_system_config old_cfg;
+  old_cfg.load<caf::io::middleman>();
+  old_cfg.set("middleman.app-identifiers",
+              std::vector<std::string>{"prism-wire-1"});
+  caf::actor_system old_sys{old_cfg};
+  auto published = old_sys.spawn(
+      []() -> caf::behavior { return {[](int x) { return x; }}; });
+  auto port = old_sys.middleman().publish(published, 0, "127.0.0.1");
+  BOOST_REQUIRE(port);
+  caf::actor_system_config cfg;
+  prism::actors::configure_cluster_process(cfg, 1, {});
+  caf::actor_system sys{cfg};
+  prism::actors::start_dialer(sys, prism::actors::dial_timeout);
+  std::string why;
+  auto dialed = prism::actors::dial_published(
+      sys, prism::actors::host_port{"127.0.0.1", *port}, 5000ms, why);
+  BOOST_TEST(!dialed);
+  BOOST_TEST(contains(why, "it speaks prism-wire-1"), why);
+  BOOST_TEST(contains(why, std::string{"this build speaks "} +
+                               prism::actors::wire_version),
+             why);
+  prism::actors::stop_peers(sys);
+  caf::anon_send_exit(published, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
