@@ -6,6 +6,7 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "cluster/cluster_door.hpp"
 #include "cluster/head_link.hpp"
 #include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
@@ -109,7 +110,10 @@ cluster_process::start_head(const options& opts) {
     // Reusing the address: the connections of a head that died wait in
     // TIME_WAIT on its port, and its successor listens there at once. Two
     // heads still never listen on one port.
-    auto port = publish_actor(*p->sys_, p->endpoint_, opts.listen.port,
+    // The port serves the door only: it hands out the control store to a
+    // process that presents the token.
+    p->door_ = spawn_cluster_door(*p->sys_, p->endpoint_, opts.token);
+    auto port = publish_actor(*p->sys_, p->door_, opts.listen.port,
                               opts.listen.host, true);
     if (!port)
       throw invalid_argument_error("cannot listen on " +
@@ -144,7 +148,7 @@ cluster_process::start_node(const options& opts) {
                         : local_address_toward(opts.head.host);
     listen_for_peers(*p->sys_, host, opts.insecure, reach_at);
     auto conn = connect_head(
-        *p->sys_, opts.head,
+        *p->sys_, opts.head, head_entry{opts.token, "node"},
         std::chrono::milliseconds{opts.cfg.gcs_reconnect_timeout_ms},
         opts.head_timeout,
         [raw = p.get()](const std::string& why) { raw->stop(why); });
@@ -197,12 +201,14 @@ void cluster_process::shutdown() {
     caf::anon_send_exit(raylet_, caf::exit_reason::user_shutdown);
   if (link_)
     caf::anon_send_exit(link_, caf::exit_reason::user_shutdown);
+  if (door_)
+    caf::anon_send_exit(door_, caf::exit_reason::user_shutdown);
   if (control_.keeper) {
     close_control_store(*sys_, control_);
   } else if (endpoint_) {
     caf::anon_send_exit(endpoint_, caf::exit_reason::user_shutdown);
   }
-  raylet_ = link_ = endpoint_ = nullptr;
+  raylet_ = link_ = endpoint_ = door_ = nullptr;
   directory_->clear();
   stop_peers(*sys_);
   sys_->registry().await_running_count_equal(0);

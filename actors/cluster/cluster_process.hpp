@@ -43,6 +43,9 @@ public:
     std::string node_ip;
     /// Whether it may listen beyond loopback without TLS (it warns).
     bool insecure = false;
+    /// Head: the cluster token every node and driver must present ("":
+    /// none is asked). Node: the token it presents.
+    std::string token;
     /// Node: where the head listens.
     host_port head;
     network_settings net;
@@ -104,6 +107,8 @@ private:
   /// The control store's endpoint in this process: the head's own, or on a
   /// node one that the head link attaches to the head's.
   caf::actor endpoint_;
+  /// Head only: the door it publishes (`cluster_door.hpp`).
+  caf::actor door_;
   caf::actor link_;
   /// The first node of this process (a node may join again as a new one).
   node_id node_;

@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/cluster_token.hpp"
 #include "cluster/components.hpp"
 #include "cluster/head_link.hpp"
 #include "cluster/network.hpp"
@@ -111,7 +112,9 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
     listen_for_peers(*sys_, local_address_toward(head.host),
                      cfg.insecure || insecure_from_environment());
     start_dialer(*sys_, dial_timeout);
-    auto conn = connect_head(*sys_, head, wait, wait, nullptr);
+    auto entry = head_entry{resolve_token(cfg.auth_token, cfg.auth_token_file),
+                            "driver"};
+    auto conn = connect_head(*sys_, head, entry, wait, wait, nullptr);
     gcs_ = conn.endpoint;
     head_link_ = conn.link;
     learn_nodes(conn.head_process);

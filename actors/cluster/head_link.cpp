@@ -6,10 +6,13 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "cluster/cluster_door.hpp"
+#include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
 #include "prism/error.hpp"
+#include "protocol/cluster_door.hpp"
 #include "protocol/gcs_restart.hpp"
 
 namespace prism::actors {
@@ -64,6 +67,24 @@ void retry_later(head_link_actor* self, std::string why) {
   st.backoff = std::min(st.backoff * 2, max_backoff);
 }
 
+// Presents this process's entry at the head's `door`, and attaches to the
+// control store it hands out.
+void enter(head_link_actor* self, const caf::actor& door) {
+  auto& st = self->state;
+  self->request(door, st.cfg.dial_timeout,
+                protocol::enter_cluster{st.cfg.entry.token, st.cfg.entry.role,
+                                        own_contact(self->system())})
+      .then(
+          [self](caf::actor& remote) {
+            self->state.log->info("connected to the head at {} again",
+                                  address_of(self->state.cfg.head));
+            attach(self, std::move(remote));
+          },
+          [self](caf::error& err) {
+            retry_later(self, "its door: " + self->system().render(err));
+          });
+}
+
 void dial(head_link_actor* self) {
   auto& st = self->state;
   if (st.cfg.remote)
@@ -80,12 +101,10 @@ void dial(head_link_actor* self) {
           [self](const caf::node_id&, caf::strong_actor_ptr& ptr,
                  const std::set<std::string>&) {
             if (!ptr) {
-              retry_later(self, "it publishes no control store");
+              retry_later(self, "it publishes no door");
               return;
             }
-            self->state.log->info("connected to the head at {} again",
-                                  address_of(self->state.cfg.head));
-            attach(self, caf::actor_cast<caf::actor>(std::move(ptr)));
+            enter(self, caf::actor_cast<caf::actor>(std::move(ptr)));
           },
           [self](caf::error& err) {
             retry_later(self, self->system().render(err));
@@ -122,15 +141,17 @@ caf::actor spawn_head_link(caf::actor_system& sys, head_link_config cfg) {
 }
 
 head_connection connect_head(caf::actor_system& sys, const host_port& where,
+                             const head_entry& entry,
                              std::chrono::milliseconds wait,
                              std::chrono::milliseconds give_up_after,
                              std::function<void(const std::string&)> lost) {
   head_connection result;
-  auto remote = connect_to_head(sys, where, std::chrono::seconds{5});
+  auto remote = connect_to_head(sys, where, entry, std::chrono::seconds{5});
   result.head_process = remote.node();
   result.endpoint = spawn_gcs_endpoint(sys, wait);
   head_link_config lc;
   lc.head = where;
+  lc.entry = entry;
   lc.endpoint = result.endpoint;
   lc.remote = std::move(remote);
   lc.give_up_after = give_up_after;
@@ -140,16 +161,24 @@ head_connection connect_head(caf::actor_system& sys, const host_port& where,
 }
 
 caf::actor connect_to_head(caf::actor_system& sys, const host_port& where,
+                           const head_entry& entry,
                            std::chrono::milliseconds timeout) {
   auto fail = [&](const std::string& why) {
     return gcs_unavailable_error("cannot reach the Prism head at " +
                                  address_of(where) + ": " + why);
   };
   std::string why;
-  auto result = dial_published(sys, where, timeout, why);
-  if (!result)
-    throw fail(why.empty() ? "it publishes no control store" : why);
-  return result;
+  auto door = dial_published(sys, where, timeout, why);
+  if (!door)
+    throw fail(why.empty() ? "it publishes no door" : why);
+  try {
+    return enter_cluster(sys, door, entry.token, entry.role, timeout);
+  } catch (const permission_denied_error& e) {
+    throw permission_denied_error("cannot join the Prism head at " +
+                                  address_of(where) + ": " + e.what());
+  } catch (const gcs_unavailable_error& e) {
+    throw fail(e.what());
+  }
 }
 
 } // namespace prism::actors

@@ -12,9 +12,19 @@
 
 namespace prism::actors {
 
+/// What a process presents at the head's door (`cluster_door.hpp`).
+struct head_entry {
+  /// The cluster token, "" if it has none.
+  std::string token;
+  /// "node", "driver" or "status", for the head's log.
+  std::string role;
+};
+
 struct head_link_config {
-  /// Where the head publishes its control store.
+  /// Where the head publishes its door.
   host_port head;
+  /// What this process presents at the door each time it connects.
+  head_entry entry;
   /// This process's endpoint of the control store, which forwards to the
   /// head's while connected and holds messages while not.
   caf::actor endpoint;
@@ -51,14 +61,18 @@ struct head_connection {
 /// head link that gives up (calling `lost`, which may be empty) after
 /// `give_up_after` without the head.
 head_connection connect_head(caf::actor_system& sys, const host_port& where,
+                             const head_entry& entry,
                              std::chrono::milliseconds wait,
                              std::chrono::milliseconds give_up_after,
                              std::function<void(const std::string&)> lost);
 
-/// Connects to the control store published at `where`, or throws
-/// `error(errc::gcs_unavailable)` naming the address and why not. Blocks
-/// for at most about twice `timeout`; not on a scheduler thread.
+/// Connects to the head at `where`, presents `entry` at its door, and
+/// returns the head's control store. Throws `gcs_unavailable_error` naming
+/// the address and why not, or `permission_denied_error` if the head
+/// refused the token. Blocks for at most about three times `timeout`; not
+/// on a scheduler thread.
 caf::actor connect_to_head(caf::actor_system& sys, const host_port& where,
+                           const head_entry& entry,
                            std::chrono::milliseconds timeout);
 
 } // namespace prism::actors

@@ -12,6 +12,7 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/detail/type_list.hpp>
 
+#include "protocol/cluster_door.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/kv.hpp"
@@ -119,6 +120,7 @@ using message_types = caf::detail::type_list<
     message_type<lease_spillback, "prism.lease_spillback">,
     message_type<cluster_view, "prism.cluster_view">,
     message_type<gcs_attach, "prism.gcs_attach">,
+    message_type<enter_cluster, "prism.enter_cluster">,
     message_type<watch_gcs, "prism.watch_gcs">,
     message_type<gcs_restarted, "prism.gcs_restarted">,
     message_type<hosted_actor, "prism.hosted_actor">,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/secret.hpp"
+
 namespace prism::actors {
 
 void worker_pool::add(worker w) {
@@ -54,24 +56,10 @@ std::size_t worker_pool::starting() const {
   return n;
 }
 
-namespace {
-
-// Compares tokens in time that depends on their length only.
-bool same_token(const std::string& x, const std::string& y) {
-  if (x.size() != y.size())
-    return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < x.size(); ++i)
-    diff |= static_cast<unsigned char>(x[i] ^ y[i]);
-  return diff == 0;
-}
-
-} // namespace
-
 worker_pool::worker* worker_pool::find_token(const std::string& token) {
   worker* found = nullptr;
   for (auto& [id, w] : workers_)
-    if (w.starting && !token.empty() && same_token(w.token, token))
+    if (w.starting && !token.empty() && same_secret(w.token, token))
       found = &w;
   return found;
 }

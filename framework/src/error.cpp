@@ -40,6 +40,8 @@ const char* to_string(errc code) noexcept {
     return "reconstruction_failed";
   case errc::storage_corrupt:
     return "storage_corrupt";
+  case errc::permission_denied:
+    return "permission_denied";
   }
   return "unknown";
 }
@@ -98,6 +100,8 @@ void throw_error(const error_info& info) {
     throw object_lost_error(info.message);
   case errc::reconstruction_failed:
     throw reconstruction_failed_error(info.message);
+  case errc::permission_denied:
+    throw permission_denied_error(info.message);
   default:
     throw error(info.code, info.message);
   }

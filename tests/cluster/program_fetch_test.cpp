@@ -18,6 +18,7 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "cluster/head_link.hpp"
 #include "cluster/network.hpp"
 #include "common/program_file.hpp"
 #include "prism_command.hpp"
@@ -67,10 +68,9 @@ int start_driver(const std::string& program, const std::string& address,
 /// An actor system that talks to a head as a cluster's processes do.
 struct head_client {
   explicit head_client(const std::string& address) : sys{configured()} {
-    std::string why;
-    head = prism::actors::dial_published(
-        sys, prism::actors::parse_host_port(address, "the head"), 10000ms, why);
-    BOOST_REQUIRE_MESSAGE(head, "the head did not answer: " << why);
+    head = prism::actors::connect_to_head(
+        sys, prism::actors::parse_host_port(address, "the head"),
+        prism::actors::head_entry{"", "test"}, 10000ms);
   }
 
   caf::actor_system_config& configured() {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
+#include <optional>
 #include <poll.h>
 #include <set>
 #include <sstream>
@@ -147,6 +148,51 @@ std::string attach_failure(prism::config cfg, const std::string& address) {
   }
   prism::shutdown();
   return "";
+}
+
+/// The kind of error attaching a driver with `cfg` to `address` fails with
+/// (`errc::ok` if it does not), and its text in `why`.
+prism::errc attach_error(prism::config cfg, const std::string& address,
+                         std::string& why) {
+  cfg.address = address;
+  try {
+    prism::init(cfg);
+  } catch (const prism::error& e) {
+    why = e.what();
+    return e.code();
+  }
+  prism::shutdown();
+  why.clear();
+  return prism::errc::ok;
+}
+
+/// Sets environment variable `name` to `value` for its scope.
+struct scoped_variable {
+  scoped_variable(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name))
+      old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~scoped_variable() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+  scoped_variable(const scoped_variable&) = delete;
+  scoped_variable& operator=(const scoped_variable&) = delete;
+
+private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in{path};
+  std::string text{std::istreambuf_iterator<char>{in}, {}};
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+    text.pop_back();
+  return text;
 }
 
 /// A TCP connection to `address`, or -1.
@@ -419,6 +465,90 @@ BOOST_AUTO_TEST_CASE(credentials_that_cannot_be_used_are_refused_at_start) {
   BOOST_TEST(bad_name.status == 1);
   BOOST_TEST((fs::status(f.key).permissions() ==
               (fs::perms::owner_read | fs::perms::owner_write)));
+}
+
+// A right certificate is not enough: joining and attaching also take the
+// cluster token, which a TLS head makes when none is given.
+BOOST_AUTO_TEST_CASE(a_missing_or_wrong_token_is_refused_and_logged) {
+  certificates certs;
+  process_cluster s{bare_session()};
+  auto address = s.start_head(certs.flags("127.0.0.1"));
+  auto token_file = s.session_dir() + "/token";
+  BOOST_REQUIRE(fs::exists(token_file));
+  BOOST_TEST((fs::status(token_file).permissions() ==
+              (fs::perms::owner_read | fs::perms::owner_write)));
+  auto token = read_text(token_file);
+  BOOST_TEST(token.size() == 64u);
+  // This process's own session directory holds no token.
+  char empty_dir[] = "/tmp/prism-no-session-XXXXXX";
+  scoped_variable no_session{"PRISM_SESSION_DIR", ::mkdtemp(empty_dir)};
+  std::string why;
+  BOOST_TEST((attach_error(certs.driver("driver"), address, why) ==
+              prism::errc::permission_denied));
+  BOOST_TEST(contains(why, "presented no cluster token"), why);
+  auto wrong = certs.driver("driver");
+  wrong.auth_token = std::string(64, 'f');
+  BOOST_TEST(
+      (attach_error(wrong, address, why) == prism::errc::permission_denied));
+  BOOST_TEST(contains(why, "presented a wrong cluster token"), why);
+  BOOST_TEST(eventually(10s, [&] {
+    auto log = s.log_of("head");
+    return contains(log, "refused a driver") &&
+           contains(log, "presented a wrong cluster token");
+  }));
+  // The right token, from the environment, from a file, and from the head's
+  // session directory.
+  {
+    scoped_variable env{"PRISM_AUTH_TOKEN", token};
+    BOOST_TEST(
+        (attach_error(certs.driver("driver"), address, why) == prism::errc::ok),
+        why);
+  }
+  auto from_file = certs.driver("driver");
+  from_file.auth_token_file = token_file;
+  BOOST_TEST((attach_error(from_file, address, why) == prism::errc::ok), why);
+  {
+    scoped_variable session{"PRISM_SESSION_DIR", s.session_dir()};
+    BOOST_TEST(
+        (attach_error(certs.driver("driver"), address, why) == prism::errc::ok),
+        why);
+  }
+  // A node with a wrong token is refused in one line; one on this host
+  // finds the head's token, and joins.
+  auto wrong_file = s.session_dir() + "/wrong-token";
+  std::ofstream{wrong_file} << std::string(64, 'e') << "\n";
+  auto flags = certs.flags("127.0.0.1");
+  flags.insert(flags.end(), {"--num-cpus", "1"});
+  auto refused_flags = flags;
+  refused_flags.insert(refused_flags.end(), {"--token-file", wrong_file});
+  std::vector<std::string> refused{"start", "--address", address};
+  refused.insert(refused.end(), refused_flags.begin(), refused_flags.end());
+  auto r = s.run(refused);
+  BOOST_TEST(r.status == 1);
+  BOOST_TEST(contains(r.err, "refused this process's cluster token"), r.err);
+  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  auto node = s.start_node(address, flags);
+  scoped_variable tls_cert{prism::actors::tls_cert_variable,
+                           certs.files("driver").cert};
+  scoped_variable tls_key{prism::actors::tls_key_variable,
+                          certs.files("driver").key};
+  scoped_variable tls_ca{prism::actors::tls_ca_variable,
+                         certs.files("driver").ca};
+  BOOST_TEST(status_shows(s, address, 2));
+  // The token appears in no log.
+  BOOST_TEST(!contains(s.log_of("head"), token));
+  BOOST_TEST(!contains(s.log_of("node-" + std::to_string(node)), token));
+}
+
+BOOST_AUTO_TEST_CASE(a_head_on_loopback_without_tls_asks_no_token) {
+  process_cluster s{bare_session()};
+  auto address = s.start_head({"--num-cpus", "1"});
+  BOOST_TEST(!fs::exists(s.session_dir() + "/token"));
+  char empty_dir[] = "/tmp/prism-no-session-XXXXXX";
+  scoped_variable no_session{"PRISM_SESSION_DIR", ::mkdtemp(empty_dir)};
+  std::string why;
+  BOOST_TEST((attach_error(prism::config{}, address, why) == prism::errc::ok),
+             why);
 }
 
 BOOST_AUTO_TEST_CASE(a_peer_of_another_wire_version_is_refused_naming_both) {

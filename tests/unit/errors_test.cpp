@@ -26,7 +26,8 @@ BOOST_AUTO_TEST_CASE(failures_that_would_repeat_are_not_retryable) {
         prism::errc::invalid_argument, prism::errc::type_mismatch,
         prism::errc::registration_failed, prism::errc::owner_died,
         prism::errc::unschedulable, prism::errc::object_lost,
-        prism::errc::reconstruction_failed, prism::errc::storage_corrupt}) {
+        prism::errc::reconstruction_failed, prism::errc::storage_corrupt,
+        prism::errc::permission_denied}) {
     BOOST_TEST_CONTEXT("code " << prism::to_string(code)) {
       BOOST_TEST(!prism::is_retryable(code));
     }
@@ -62,6 +63,7 @@ BOOST_AUTO_TEST_CASE(to_string_names_each_code_after_its_enumerator) {
       {prism::errc::object_lost, "object_lost"},
       {prism::errc::reconstruction_failed, "reconstruction_failed"},
       {prism::errc::storage_corrupt, "storage_corrupt"},
+      {prism::errc::permission_denied, "permission_denied"},
   };
   for (const auto& [code, name] : names)
     BOOST_TEST(prism::to_string(code) == name);

@@ -902,6 +902,13 @@ protocol::gcs_attach sample(type_tag<protocol::gcs_attach>,
   return {.gcs = a};
 }
 
+protocol::enter_cluster sample(type_tag<protocol::enter_cluster>,
+                               const caf::actor&) {
+  return {.token = std::string(64, 'a'),
+          .role = "driver",
+          .contact = "10.0.0.6:41000"};
+}
+
 protocol::watch_gcs sample(type_tag<protocol::watch_gcs>, const caf::actor& a) {
   return {.watcher = a};
 }

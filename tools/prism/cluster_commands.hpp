@@ -32,6 +32,9 @@ struct start_options {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
+  /// The cluster token's file; none takes PRISM_AUTH_TOKEN, then
+  /// PRISM_AUTH_TOKEN_FILE, then the session's token file.
+  std::string token_file;
   /// Listen beyond loopback without TLS, with a warning at every start.
   bool insecure = false;
   /// Where other processes reach this one when it listens on 0.0.0.0.

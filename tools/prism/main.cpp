@@ -73,6 +73,11 @@ int main(int argc, char** argv) {
                     "The certificate's private key; default: PRISM_TLS_KEY");
   start->add_option("--tls-ca", so.tls_ca,
                     "The cluster CA's certificate; default: PRISM_TLS_CA");
+  start->add_option("--token-file", so.token_file,
+                    "The cluster token's file (default: PRISM_AUTH_TOKEN, "
+                    "then PRISM_AUTH_TOKEN_FILE, then the token of a head "
+                    "started on this host). A head with TLS or beyond "
+                    "loopback makes one if none is given");
   start->add_flag("--insecure", so.insecure,
                   "Listen beyond loopback without TLS: anyone who reaches "
                   "the port can run code on every node (warns at each start)");

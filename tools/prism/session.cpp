@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <unistd.h>
 
+#include "cluster/cluster_token.hpp"
+
 namespace prism::tools {
 
 namespace fs = std::filesystem;
@@ -41,11 +43,7 @@ void write_file(const fs::path& p, const std::string& text) {
 } // namespace
 
 session session::open() {
-  std::string dir;
-  if (const char* env = std::getenv("PRISM_SESSION_DIR"); env && *env)
-    dir = env;
-  else
-    dir = "/tmp/prism-" + std::to_string(::getuid());
+  auto dir = actors::session_directory();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec)

@@ -15,7 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/cluster_process.hpp"
+#include "cluster/cluster_token.hpp"
 #include "cluster_commands.hpp"
+#include "common/secret.hpp"
 #include "prism/error.hpp"
 #include "session.hpp"
 
@@ -65,6 +67,7 @@ cluster_process::options process_options(const start_options& o) {
       actors::resolve_tls(actors::tls_files{o.tls_cert, o.tls_key, o.tls_ca});
   if (po.net.tls.enabled())
     actors::check_tls_files(po.net.tls);
+  po.token = actors::resolve_token("", o.token_file);
   if (!o.head)
     po.head = actors::parse_host_port(o.address, "--address");
   po.net.heartbeat_interval =
@@ -78,7 +81,7 @@ cluster_process::options process_options(const start_options& o) {
 }
 
 std::string banner(const start_options& o, const cluster_process& p,
-                   const session& s, const std::string& name) {
+                   const session& s, const std::string& name, bool has_token) {
   std::ostringstream out;
   auto tls =
       actors::resolve_tls(actors::tls_files{o.tls_cert, o.tls_key, o.tls_ca})
@@ -93,8 +96,12 @@ std::string banner(const start_options& o, const cluster_process& p,
         << ", node " << p.node().hex().substr(0, 8) << ")\n"
         << "  logs:     " << s.log_path(name) << "\n"
         << "  a node:   prism start --address " << address << "\n"
-        << "  a driver: export PRISM_ADDRESS=" << address << "\n"
-        << "  stop:     prism stop\n";
+        << "  a driver: export PRISM_ADDRESS=" << address << "\n";
+    if (has_token)
+      out << "  token:    " << actors::session_token_file()
+          << " (nodes and drivers elsewhere: PRISM_AUTH_TOKEN or "
+             "--token-file)\n";
+    out << "  stop:     prism stop\n";
   } else {
     out << "Prism node " << p.node().hex().substr(0, 8)
         << " joined the head at " << o.address << " (pid " << ::getpid()
@@ -145,8 +152,15 @@ int run(const start_options& o, int ready_fd) {
   auto s = session::open();
   auto name =
       o.head ? std::string{"head"} : "node-" + std::to_string(::getpid());
+  bool has_token = false;
   try {
     auto po = process_options(o);
+    if (o.head && po.token.empty() &&
+        (po.net.tls.enabled() || !actors::is_loopback(o.host)))
+      po.token = actors::random_secret();
+    if (o.head && !po.token.empty())
+      actors::write_token_file(actors::session_token_file(), po.token);
+    has_token = o.head && !po.token.empty();
     p = o.head ? cluster_process::start_head(po)
                : cluster_process::start_node(po);
   } catch (const std::exception& e) {
@@ -155,7 +169,7 @@ int run(const start_options& o, int ready_fd) {
   s.add(name, ::getpid());
   if (o.head)
     s.set_head_address(p->contact());
-  auto text = banner(o, *p, s, name);
+  auto text = banner(o, *p, s, name, has_token);
   if (ready_fd >= 0) {
     write_all(ready_fd, "ok\n" + text);
     ::close(ready_fd);

@@ -14,6 +14,7 @@
 
 #include <caf/all.hpp>
 
+#include "cluster/cluster_token.hpp"
 #include "cluster/head_link.hpp"
 #include "cluster/network.hpp"
 #include "cluster_commands.hpp"
@@ -218,7 +219,9 @@ int status_command(std::string address, std::ostream& out) {
     caf::actor_system_config cfg;
     actors::configure_cluster_process(cfg, 2, actors::network_settings{});
     caf::actor_system sys{cfg};
-    auto gcs = actors::connect_to_head(sys, where, std::chrono::seconds{5});
+    auto gcs = actors::connect_to_head(
+        sys, where, actors::head_entry{actors::resolve_token("", ""), "status"},
+        std::chrono::seconds{5});
     auto report = collect(sys, gcs);
     out << "Cluster at " << where.host << ":" << where.port << "\n";
     print_nodes(out, report);

@@ -119,6 +119,11 @@ process_cluster::process_cluster(options opts) : impl_(new impl) {
     if (impl_->opts.attach) {
       auto cfg = impl_->opts.driver;
       cfg.address = impl_->address;
+      // The driver presents the token the head made, as one on its host
+      // would (this process's session directory is another).
+      if (cfg.auth_token.empty() && cfg.auth_token_file.empty() &&
+          fs::exists(impl_->dir + "/token"))
+        cfg.auth_token_file = impl_->dir + "/token";
       init(cfg);
       impl_->attached = true;
     }

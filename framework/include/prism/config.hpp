@@ -29,6 +29,14 @@ struct config {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_ca;
+  /// The cluster token an attached driver presents to the head (README,
+  /// "Security"). Empty takes, in order: the PRISM_AUTH_TOKEN environment
+  /// variable; the file `auth_token_file`; the file named by
+  /// PRISM_AUTH_TOKEN_FILE; the token file of a head started on this host
+  /// (`$PRISM_SESSION_DIR/token`). A head that asks for a token refuses a
+  /// driver without the right one (`permission_denied_error`).
+  std::string auth_token;
+  std::string auth_token_file;
   /// Whether an attached driver without TLS may listen for the cluster's
   /// processes beyond loopback (a head on another host); it warns. The
   /// environment variable PRISM_INSECURE=1 sets it too.

@@ -50,6 +50,10 @@ enum class errc : std::uint8_t {
   /// The control store's tables on disk are damaged, and were refused as
   /// they are. Not retryable: an operator checks and repairs them.
   storage_corrupt,
+  /// The cluster refused this process's credentials: its cluster token
+  /// was missing or wrong. Not retryable: the same credentials are refused
+  /// again.
+  permission_denied,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -169,6 +173,14 @@ class gcs_unavailable_error : public error {
 public:
   explicit gcs_unavailable_error(const std::string& message)
       : error(errc::gcs_unavailable, message) {}
+};
+
+/// The head refused this process: it presented no cluster token, or a
+/// wrong one (README, "Security"). The message says which.
+class permission_denied_error : public error {
+public:
+  explicit permission_denied_error(const std::string& message)
+      : error(errc::permission_denied, message) {}
 };
 
 /// The object's owner (the driver or worker whose call made it) died, so the

@@ -208,7 +208,8 @@ public:
     /// The `prism` command: empty takes `PRISM_COMMAND`, then `prism` on
     /// the PATH.
     std::string command;
-    /// The driver's settings (namespace, log level); its address is set.
+    /// The driver's settings (namespace, log level, TLS); its address is
+    /// set, and the token the head made if it made one and none is set.
     config driver;
   };
 
