@@ -50,7 +50,7 @@ caf::behavior node_keeper(node_keeper_actor* self, caf::actor first,
   st.raylet = std::move(first);
   install_default_handlers(self, st.log);
   self->monitor(st.raylet);
-  self->set_down_handler([self](caf::down_msg& msg) {
+  set_checked_down_handler(self, [self](caf::down_msg& msg) {
     auto& st = self->state;
     if (msg.source != st.raylet.address())
       return;

@@ -116,7 +116,7 @@ caf::behavior head_link_behavior(head_link_actor* self, head_link_config cfg) {
   st.cfg = std::move(cfg);
   st.log = component_logger("cluster");
   install_default_handlers(self, st.log);
-  self->set_down_handler([self](caf::down_msg& msg) {
+  set_checked_down_handler(self, [self](caf::down_msg& msg) {
     auto& st = self->state;
     if (!st.cfg.remote || msg.source != st.cfg.remote.address())
       return;

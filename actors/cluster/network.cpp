@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -17,7 +18,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "cluster/shared_queue_policy.hpp"
-#include "cluster/tls_transport.hpp"
+#include "cluster/transport.hpp"
 #include "prism/error.hpp"
 #include "protocol/registration.hpp"
 
@@ -41,26 +42,37 @@ void configure_cluster_process(caf::actor_system_config& cfg,
   auto tls = resolve_tls(net.tls);
   if (tls.enabled()) {
     check_tls_files(tls);
-    cfg.load<tls_transport>();
     cfg.openssl_certificate = tls.cert;
     cfg.openssl_key = tls.key;
     cfg.openssl_cafile = tls.ca;
   }
+  cfg.load<transport>();
+  set_transport_settings(cfg, {tls.enabled(), net.max_message_bytes});
+  raise_open_file_limit();
+}
+
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
+      limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
 bool uses_tls(caf::actor_system& sys) {
-  return static_cast<bool>(tls_transport::actor_of(sys));
+  return transport::uses_tls(sys);
 }
 
 caf::io::middleman_actor connection_manager(caf::actor_system& sys) {
-  auto tls = tls_transport::actor_of(sys);
-  return tls ? tls : sys.middleman().actor_handle();
+  auto own = transport::actor_of(sys);
+  return own ? own : sys.middleman().actor_handle();
 }
 
 caf::expected<std::uint16_t>
 publish_actor(caf::actor_system& sys, const caf::actor& whom,
               std::uint16_t port, const std::string& host, bool reuse) {
-  if (!uses_tls(sys))
+  if (!transport::actor_of(sys))
     return sys.middleman().publish(whom, port, host.c_str(), reuse);
   caf::scoped_actor self{sys};
   caf::expected<std::uint16_t> result{caf::sec::request_timeout};
@@ -76,7 +88,7 @@ publish_actor(caf::actor_system& sys, const caf::actor& whom,
 caf::expected<std::uint16_t> open_port(caf::actor_system& sys,
                                        std::uint16_t port,
                                        const std::string& host, bool reuse) {
-  if (!uses_tls(sys))
+  if (!transport::actor_of(sys))
     return sys.middleman().open(port, host.c_str(), reuse);
   caf::scoped_actor self{sys};
   caf::expected<std::uint16_t> result{caf::sec::request_timeout};

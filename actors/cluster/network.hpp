@@ -31,6 +31,9 @@ inline constexpr const char* wire_version = "prism-wire-3";
 struct network_settings {
   std::chrono::milliseconds heartbeat_interval{500};
   std::chrono::milliseconds connection_timeout{4000};
+  /// The largest message a peer may send this process; a connection that
+  /// announces a larger one is closed (see `transport.hpp`).
+  std::size_t max_message_bytes = std::size_t{1} << 30;
   /// Mutual TLS; none set takes PRISM_TLS_CERT, PRISM_TLS_KEY and
   /// PRISM_TLS_CA (see `resolve_tls`).
   tls_files tls;
@@ -40,15 +43,22 @@ struct network_settings {
 /// scheduling policy with `scheduler_threads` threads, the middleman with no
 /// BASP worker threads (the multiplexer reads and writes itself: one thread
 /// hand-off less per message), heartbeats and the connection timeout, and
-/// the wire version. Automatic connections stay off: every connection is
-/// one Prism dials. With TLS credentials (`net.tls`, else the environment),
-/// it checks them and loads CAF's OpenSSL module: every port the process
-/// opens and every connection it makes is then mutual TLS, and no plain
+/// the wire version, Prism's transport (`transport.hpp`: connections that
+/// announce messages over `net.max_message_bytes` are closed), and the
+/// open file limit raised. Automatic connections stay off: every
+/// connection is one Prism dials. With TLS credentials (`net.tls`, else the
+/// environment), it checks them and loads CAF's OpenSSL module: every port the
+/// process opens and every connection it makes is then mutual TLS, and no plain
 /// port is opened (`publish_actor`, `open_port`, `connection_manager`).
 /// Throws `invalid_argument_error` for credentials that cannot be used.
 void configure_cluster_process(caf::actor_system_config& cfg,
                                std::size_t scheduler_threads,
                                const network_settings& net);
+
+/// Raises this process's limit of open files to its hard limit: a process
+/// of a cluster holds a connection per peer, and a flood of connections
+/// must not starve it of sockets for its own.
+void raise_open_file_limit();
 
 /// Whether `sys` speaks mutual TLS to other processes.
 bool uses_tls(caf::actor_system& sys);

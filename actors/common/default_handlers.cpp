@@ -2,6 +2,8 @@
 
 #include <caf/all.hpp>
 
+#include "common/log.hpp"
+
 namespace prism::actors {
 
 void install_default_handlers(caf::scheduled_actor* self,
@@ -13,8 +15,12 @@ void install_default_handlers(caf::scheduled_actor* self,
   self->set_default_handler(
       [log](caf::scheduled_actor* me,
             caf::message_view& view) -> caf::result<caf::message> {
-        log->warn("{}: unexpected message dropped: {}", me->name(),
-                  caf::to_string(view.copy_content_to_message()));
+        // A peer may send anything of any size: the log shows its start.
+        auto text = caf::to_string(view.copy_content_to_message());
+        if (text.size() > 200)
+          text = text.substr(0, 200) + "... (" + std::to_string(text.size()) +
+                 " characters)";
+        log->warn("{}: unexpected message dropped: {}", me->name(), text);
         if (me->current_message_id().is_request())
           return caf::sec::unexpected_message;
         return caf::delegated<caf::message>{};
@@ -23,9 +29,23 @@ void install_default_handlers(caf::scheduled_actor* self,
     me->quit(msg.reason);
   });
   self->set_down_handler([log](caf::scheduled_actor* me, caf::down_msg& msg) {
-    log->info("{}: watched actor went down: {}", me->name(),
-              me->system().render(msg.reason));
+    if (genuine_down(me, msg))
+      log->info("{}: watched actor went down: {}", me->name(),
+                me->system().render(msg.reason));
   });
+}
+
+bool genuine_down(caf::scheduled_actor* self, const caf::down_msg& msg) {
+  auto sender = self->current_sender();
+  if (sender != nullptr && sender->address() == msg.source)
+    return true;
+  component_logger("security")
+      ->warn("{}: dropped a forged down message from {} (it names {})",
+             self->name(),
+             sender != nullptr ? caf::to_string(sender->address())
+                               : std::string{"nobody"},
+             caf::to_string(msg.source));
+  return false;
 }
 
 } // namespace prism::actors

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <caf/scheduled_actor.hpp>
+#include <caf/system_messages.hpp>
 #include <spdlog/logger.h>
 
 namespace prism::actors {
@@ -13,5 +14,22 @@ namespace prism::actors {
 /// handler.
 void install_default_handlers(caf::scheduled_actor* self,
                               std::shared_ptr<spdlog::logger> log);
+
+/// Whether `msg`, the down message `self` handles, is one CAF sent: its
+/// sender is the actor it reports on (a local actor that ended, or the
+/// proxy of a remote one). Any process connected to this one can send an
+/// actor a message that looks like a down message, naming an actor it
+/// watches; such a forgery is logged and must be dropped.
+bool genuine_down(caf::scheduled_actor* self, const caf::down_msg& msg);
+
+/// Sets `f` as the down handler of `self`, for genuine down messages only
+/// (`genuine_down`).
+template <class Self, class F>
+void set_checked_down_handler(Self* self, F f) {
+  self->set_down_handler([self, f = std::move(f)](caf::down_msg& msg) {
+    if (genuine_down(self, msg))
+      f(msg);
+  });
+}
 
 } // namespace prism::actors

@@ -163,7 +163,7 @@ caf::behavior keeper_behavior(keeper_actor* self, gcs_keeper_config cfg,
       backoff{first_backoff, st.cfg.max_backoff, retry_jitter}};
   st.storage = std::move(storage);
   install_default_handlers(self, st.log);
-  self->set_down_handler([self](caf::down_msg& msg) {
+  set_checked_down_handler(self, [self](caf::down_msg& msg) {
     if (self->state.instance && msg.source == self->state.instance.address())
       instance_down(self, msg.reason);
   });

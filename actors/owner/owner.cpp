@@ -71,7 +71,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->state.contact = own_contact(self->system());
   install_default_handlers(self, self->state.log);
   watch_raylet(self, self->state.cfg.raylet);
-  self->set_down_handler(
+  set_checked_down_handler(self, 
       [self](caf::down_msg& msg) { watched_down(self, msg); });
   return {
       [self](protocol::submit_task& msg) {

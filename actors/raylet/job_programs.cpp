@@ -193,7 +193,7 @@ caf::behavior program_fetch(fetch_actor* self, caf::actor raylet,
   st.local_error = std::move(local_error);
   // Ends with its node.
   self->monitor(st.raylet);
-  self->set_down_handler([self](caf::down_msg&) { self->quit(); });
+  set_checked_down_handler(self, [self](caf::down_msg&) { self->quit(); });
   self->send(self, fetch_more_atom::value, std::move(cache));
   return {
       [self](fetch_more_atom, const std::string& cache) { fetch(self, cache); },

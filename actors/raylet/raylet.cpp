@@ -62,7 +62,7 @@ void start(raylet_actor* self, raylet_config cfg) {
   st.here = internal::cluster_node{st.cfg.node, st.cfg.resources, true};
   st.available = st.cfg.resources;
   install_default_handlers(self, st.log);
-  self->set_down_handler(
+  set_checked_down_handler(self, 
       [self](caf::down_msg& msg) { process_down(self, msg); });
   self->set_exit_handler([self](caf::exit_msg& msg) { go_down(self, msg); });
   if (runs_processes(self)) {
@@ -167,7 +167,7 @@ caf::actor spawn_worker_gate(caf::actor_system& sys) {
   auto gate = [](caf::stateful_actor<gate_state>* self,
                  std::shared_ptr<spdlog::logger> log) -> caf::behavior {
     install_default_handlers(self, log);
-    self->set_down_handler([self](caf::down_msg&) {
+    set_checked_down_handler(self, [self](caf::down_msg&) {
       self->quit(caf::exit_reason::user_shutdown);
     });
     auto not_yet = [] {

@@ -160,7 +160,7 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   self->link_to(st.owner);
   st.client->set_in_worker(true);
   self->monitor(st.cfg.raylet);
-  self->set_down_handler([self](caf::down_msg& msg) {
+  set_checked_down_handler(self, [self](caf::down_msg& msg) {
     if (msg.source == self->state.cfg.raylet)
       self->quit(caf::exit_reason::user_shutdown);
     else if (msg.source == self->state.host)

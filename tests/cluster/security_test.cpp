@@ -29,6 +29,7 @@
 #include "cluster/peers.hpp"
 #include "cluster/tls.hpp"
 #include "prism_command.hpp"
+#include "raw_peer.hpp"
 
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
@@ -193,40 +194,6 @@ std::string read_text(const std::string& path) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
     text.pop_back();
   return text;
-}
-
-/// A TCP connection to `address`, or -1.
-int connect_to(const std::string& address) {
-  auto where = prism::actors::parse_host_port(address, "address");
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(where.port);
-  ::inet_pton(AF_INET, where.host.c_str(), &sa.sin_addr);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/// What the peer of `fd` sends within `timeout`, until it closes or the
-/// time is up.
-std::string heard_from(int fd, std::chrono::milliseconds timeout) {
-  std::string heard;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
-      return heard;
-    char buf[4096];
-    auto n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0)
-      return heard;
-    heard.append(buf, static_cast<std::size_t>(n));
-  }
 }
 
 /// CPU time (user and system) process `pid` used so far.

@@ -1,4 +1,4 @@
-#include "cluster/tls_transport.hpp"
+#include "cluster/transport.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -8,7 +8,9 @@
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
+#include <caf/binary_deserializer.hpp>
 #include <caf/detail/socket_guard.hpp>
+#include <caf/io/basp/header.hpp>
 #include <caf/io/basp_broker.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/io/middleman_actor_impl.hpp>
@@ -16,6 +18,7 @@
 #include <caf/io/network/doorman_impl.hpp>
 #include <caf/io/network/interfaces.hpp>
 #include <caf/io/network/stream_impl.hpp>
+#include <caf/policy/tcp.hpp>
 #include <caf/scoped_actor.hpp>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -94,19 +97,82 @@ private:
   ssl_ptr ssl_;
 };
 
-/// A connection of the broker over an established TLS session; the same
-/// as CAF's plain scribe but for the stream's policy.
-class tls_scribe final : public caf::io::scribe {
+/// What a connection lets its peer announce: `handshake` bytes in its first
+/// BASP header (the handshake's), then `message` bytes.
+struct read_limits {
+  std::size_t handshake = max_handshake_message_bytes;
+  std::size_t message = std::size_t{1} << 30;
+};
+
+/// Why the broker must not see the BASP header in `buf` (`size` bytes), the
+/// first of its connection if `first`; "" if it may. CAF 0.17.6 reads a
+/// handshake header that announces no payload as one with a payload, and
+/// dereferences a null pointer: 32 bytes from any peer would end the
+/// process.
+std::string refusal_of_header(const void* buf, std::size_t size, bool first,
+                              const read_limits& limits,
+                              std::uint32_t& payload_len) {
+  namespace basp = caf::io::basp;
+  if (size != basp::header_size)
+    return "";
+  basp::header hdr;
+  caf::binary_deserializer source{nullptr, static_cast<const char*>(buf), size};
+  if (source(hdr) || !basp::valid(hdr))
+    return "it sent no valid BASP header";
+  if (basp::is_handshake(hdr) && hdr.payload_len == 0)
+    return "it sent a handshake without its payload";
+  auto limit = first ? limits.handshake : limits.message;
+  if (hdr.payload_len > limit)
+    return "it announced a message of " + std::to_string(hdr.payload_len) +
+           " bytes, over this process's limit of " + std::to_string(limit);
+  payload_len = hdr.payload_len;
+  return "";
+}
+
+/// A connection of the broker: CAF's scribe with a stream of `Policy`
+/// (plain TCP, or an established TLS session), that reads the BASP headers
+/// before the broker does, and closes the connection instead of passing on
+/// one CAF would crash on or one that announces a message larger than its
+/// limits.
+template <class Policy>
+class capped_scribe final : public caf::io::scribe {
 public:
-  tls_scribe(net::default_multiplexer& mpx, native_socket fd, SSL* ssl)
-      : caf::io::scribe(net::conn_hdl_from_socket(fd)), stream_(mpx, fd, ssl) {}
+  template <class... Ts>
+  capped_scribe(net::default_multiplexer& mpx, native_socket fd,
+                read_limits limits, Ts&&... policy_args)
+      : caf::io::scribe(net::conn_hdl_from_socket(fd)), limits_(limits),
+        stream_(mpx, fd, std::forward<Ts>(policy_args)...) {}
 
   void configure_read(caf::io::receive_policy::config config) override {
+    // The broker asks for what a checked header announced; this bounds any
+    // other read as well.
+    if (config.second > std::max(limits_.handshake, limits_.message)) {
+      refuse("a read of " + std::to_string(config.second) + " bytes");
+      return;
+    }
     stream_.configure_read(config);
     if (!launched_) {
       launched_ = true;
       stream_.start(this);
     }
+  }
+
+  bool consume(caf::execution_unit* ctx, const void* buf,
+               std::size_t size) override {
+    if (payload_due_) {
+      payload_due_ = false;
+    } else {
+      std::uint32_t payload_len = 0;
+      auto why =
+          refusal_of_header(buf, size, headers_ == 0, limits_, payload_len);
+      ++headers_;
+      if (!why.empty()) {
+        refuse(why);
+        return false;
+      }
+      payload_due_ = payload_len > 0;
+    }
+    return caf::io::scribe::consume(ctx, buf, size);
   }
 
   void ack_writes(bool enable) override {
@@ -149,9 +215,31 @@ public:
   }
 
 private:
+  /// Closes the connection, for `why`: reads no more, and tells the
+  /// broker, from outside its handler, that the connection failed.
+  void refuse(const std::string& why) {
+    auto peer = addr();
+    component_logger("transport")
+        ->warn("closed the connection from {}: {}",
+               peer.empty() ? std::string{"?"} : peer, why);
+    if (launched_)
+      stream_.passivate();
+    caf::intrusive_ptr<capped_scribe> self{this};
+    auto* mpx = &stream_.backend();
+    mpx->post([self, mpx] { self->io_failure(mpx, net::operation::read); });
+  }
+
+  read_limits limits_;
+  /// BASP headers read so far.
+  std::size_t headers_ = 0;
+  /// Whether the next read is the payload its last header announced.
+  bool payload_due_ = false;
   bool launched_ = false;
-  net::stream_impl<tls_policy> stream_;
+  net::stream_impl<Policy> stream_;
 };
+
+using tls_scribe = capped_scribe<tls_policy>;
+using plain_scribe = capped_scribe<caf::policy::tcp>;
 
 // -- accepting
 // -----------------------------------------------------------------
@@ -244,8 +332,8 @@ private:
 class tls_doorman final : public net::doorman_impl {
 public:
   tls_doorman(net::default_multiplexer& mpx, native_socket fd,
-              std::shared_ptr<const tls_context> ctx)
-      : net::doorman_impl(mpx, fd), ctx_(std::move(ctx)) {}
+              std::shared_ptr<const tls_context> ctx, read_limits limits)
+      : net::doorman_impl(mpx, fd), ctx_(std::move(ctx)), limits_(limits) {}
 
   bool new_connection() override {
     if (detached())
@@ -276,7 +364,7 @@ public:
   /// Gives the broker the connection whose handshake `h` completed.
   void hand_over(native_socket fd, SSL* ssl) {
     auto& mpx = acceptor_.backend();
-    auto connection = caf::make_counted<tls_scribe>(mpx, fd, ssl);
+    auto connection = caf::make_counted<tls_scribe>(mpx, fd, limits_, ssl);
     auto hdl = connection->hdl();
     parent()->add_scribe(std::move(connection));
     doorman::new_connection(&mpx, hdl);
@@ -304,6 +392,7 @@ private:
   }
 
   std::shared_ptr<const tls_context> ctx_;
+  read_limits limits_;
   /// Handshakes under way, oldest first; each removes itself as it leaves.
   std::vector<tls_accept*> handshakes_;
 };
@@ -318,19 +407,42 @@ void tls_accept::leave() {
   delete this; // closes the socket unless handed over
 }
 
+/// A plain port of the broker, whose connections are capped.
+class plain_doorman final : public net::doorman_impl {
+public:
+  plain_doorman(net::default_multiplexer& mpx, native_socket fd,
+                read_limits limits)
+      : net::doorman_impl(mpx, fd), limits_(limits) {}
+
+  bool new_connection() override {
+    if (detached())
+      return false;
+    auto& mpx = acceptor_.backend();
+    auto connection = caf::make_counted<plain_scribe>(
+        mpx, acceptor_.accepted_socket(), limits_);
+    auto hdl = connection->hdl();
+    parent()->add_scribe(std::move(connection));
+    return doorman::new_connection(&mpx, hdl);
+  }
+
+private:
+  read_limits limits_;
+};
+
 // -- the middleman actor
 // -------------------------------------------------------
 
-/// CAF's middleman actor with TLS connections and ports.
-class tls_middleman final : public caf::io::middleman_actor_impl {
+/// CAF's middleman actor with Prism's connections and ports: TLS if it has
+/// a context, plain TCP otherwise.
+class prism_middleman final : public caf::io::middleman_actor_impl {
 public:
-  tls_middleman(caf::actor_config& cfg, caf::actor broker,
-                std::shared_ptr<const tls_context> ctx)
+  prism_middleman(caf::actor_config& cfg, caf::actor broker,
+                  std::shared_ptr<const tls_context> ctx, read_limits limits)
       : caf::io::middleman_actor_impl(cfg, std::move(broker)),
-        ctx_(std::move(ctx)) {}
+        ctx_(std::move(ctx)), limits_(limits) {}
 
   const char* name() const override {
-    return "prism.tls_middleman";
+    return "prism.middleman";
   }
 
 protected:
@@ -341,6 +453,8 @@ protected:
       return std::move(fd.error());
     caf::detail::socket_guard guard{*fd};
     net::nonblocking(*fd, true);
+    if (!ctx_)
+      return caf::make_counted<plain_scribe>(mpx(), guard.release(), limits_);
     ssl_ptr ssl{ctx_->new_session(*fd, false)};
     if (!ssl)
       return caf::make_error(caf::sec::cannot_connect_to_node,
@@ -351,7 +465,8 @@ protected:
       return caf::make_error(caf::sec::cannot_connect_to_node,
                              "TLS with " + host + ":" + std::to_string(port) +
                                  ": " + why);
-    return caf::make_counted<tls_scribe>(mpx(), guard.release(), ssl.release());
+    return caf::make_counted<tls_scribe>(mpx(), guard.release(), limits_,
+                                         ssl.release());
   }
 
   caf::expected<caf::io::doorman_ptr> open(std::uint16_t port, const char* addr,
@@ -359,7 +474,9 @@ protected:
     auto fd = net::new_tcp_acceptor_impl(port, addr, reuse);
     if (!fd)
       return std::move(fd.error());
-    return caf::make_counted<tls_doorman>(mpx(), *fd, ctx_);
+    if (!ctx_)
+      return caf::make_counted<plain_doorman>(mpx(), *fd, limits_);
+    return caf::make_counted<tls_doorman>(mpx(), *fd, ctx_, limits_);
   }
 
 private:
@@ -369,37 +486,64 @@ private:
   }
 
   std::shared_ptr<const tls_context> ctx_;
+  read_limits limits_;
 };
 
-std::mutex actors_mu;
-std::map<const caf::actor_system*, caf::io::middleman_actor>
-    actors GUARDED_BY(actors_mu);
+struct running_transport {
+  caf::io::middleman_actor actor;
+  bool tls = false;
+};
+
+std::mutex tables_mu;
+std::map<const caf::actor_system*, running_transport>
+    running GUARDED_BY(tables_mu);
+std::map<const caf::actor_system_config*, transport_settings>
+    pending_settings GUARDED_BY(tables_mu);
 
 } // namespace
 
-caf::actor_system::module* tls_transport::make(caf::actor_system& sys,
-                                               caf::detail::type_list<>) {
-  return new tls_transport(sys);
+void set_transport_settings(const caf::actor_system_config& cfg,
+                            transport_settings given) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  pending_settings[&cfg] = given;
 }
 
-tls_transport::tls_transport(caf::actor_system& sys) : sys_(sys) {}
+caf::actor_system::module* transport::make(caf::actor_system& sys,
+                                           caf::detail::type_list<>) {
+  return new transport(sys);
+}
 
-void tls_transport::init(caf::actor_system_config&) {}
+transport::transport(caf::actor_system& sys) : sys_(sys) {}
 
-void tls_transport::start() {
-  auto ctx = std::make_shared<const tls_context>(tls_of(sys_.config()));
+void transport::init(caf::actor_system_config&) {}
+
+void transport::start() {
+  transport_settings given;
+  {
+    std::lock_guard<std::mutex> guard{tables_mu};
+    if (auto i = pending_settings.find(&sys_.config());
+        i != pending_settings.end()) {
+      given = i->second;
+      pending_settings.erase(i);
+    }
+  }
+  std::shared_ptr<const tls_context> ctx;
+  if (given.tls)
+    ctx = std::make_shared<const tls_context>(tls_of(sys_.config()));
+  read_limits limits;
+  limits.message = given.max_message_bytes;
   auto broker =
       sys_.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
-  actor_ = sys_.spawn<tls_middleman, caf::detached + caf::hidden>(
-      std::move(broker), std::move(ctx));
-  std::lock_guard<std::mutex> guard{actors_mu};
-  actors[&sys_] = actor_;
+  actor_ = sys_.spawn<prism_middleman, caf::detached + caf::hidden>(
+      std::move(broker), std::move(ctx), limits);
+  std::lock_guard<std::mutex> guard{tables_mu};
+  running[&sys_] = running_transport{actor_, given.tls};
 }
 
-void tls_transport::stop() {
+void transport::stop() {
   {
-    std::lock_guard<std::mutex> guard{actors_mu};
-    actors.erase(&sys_);
+    std::lock_guard<std::mutex> guard{tables_mu};
+    running.erase(&sys_);
   }
   caf::scoped_actor self{sys_, true};
   self->send_exit(actor_, caf::exit_reason::kill);
@@ -407,20 +551,26 @@ void tls_transport::stop() {
   actor_ = nullptr;
 }
 
-caf::actor_system::module::id_t tls_transport::id() const {
-  // CAF 0.17 has a slot for one TLS module; Prism's takes it, and nothing
-  // in CAF's core or I/O library looks into it.
+caf::actor_system::module::id_t transport::id() const {
+  // CAF 0.17 has a slot for one TLS module; Prism's transport takes it, and
+  // nothing in CAF's core or I/O library looks into it.
   return openssl_manager;
 }
 
-void* tls_transport::subtype_ptr() {
+void* transport::subtype_ptr() {
   return this;
 }
 
-caf::io::middleman_actor tls_transport::actor_of(caf::actor_system& sys) {
-  std::lock_guard<std::mutex> guard{actors_mu};
-  auto i = actors.find(&sys);
-  return i != actors.end() ? i->second : caf::io::middleman_actor{};
+caf::io::middleman_actor transport::actor_of(caf::actor_system& sys) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  auto i = running.find(&sys);
+  return i != running.end() ? i->second.actor : caf::io::middleman_actor{};
+}
+
+bool transport::uses_tls(caf::actor_system& sys) {
+  std::lock_guard<std::mutex> guard{tables_mu};
+  auto i = running.find(&sys);
+  return i != running.end() && i->second.tls;
 }
 
 } // namespace prism::actors
