@@ -53,6 +53,12 @@ std::string session_directory() {
   return !dir.empty() ? dir : "/tmp/prism-" + std::to_string(::getuid());
 }
 
+bool is_private_directory(const std::string& dir) {
+  struct stat st {};
+  return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) &&
+         st.st_uid == ::getuid() && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
 std::string session_token_file() {
   return session_directory() + "/token";
 }
@@ -67,6 +73,8 @@ std::string resolve_token(const std::string& given,
     return read_token_file(given_file, false);
   if (auto file = variable(token_file_variable); !file.empty())
     return read_token_file(file, false);
+  if (!is_private_directory(session_directory()))
+    return "";
   return read_token_file(session_token_file(), true);
 }
 

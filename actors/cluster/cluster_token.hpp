@@ -14,6 +14,11 @@ inline constexpr const char* token_file_variable = "PRISM_AUTH_TOKEN_FILE";
 /// what it started on this host, the head's token file among it.
 std::string session_directory();
 
+/// Whether `dir` is a directory of this user that no other user may write
+/// to: the session directory's name is predictable (/tmp/prism-<uid>), and
+/// one that another user made first could hand this process their token.
+bool is_private_directory(const std::string& dir);
+
 /// The token file a head writes in `session_directory()`.
 std::string session_token_file();
 

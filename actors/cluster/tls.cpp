@@ -1,5 +1,6 @@
 #include "cluster/tls.hpp"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -71,6 +72,7 @@ context_ptr load_context(const tls_files& files) {
   SSL_CTX_set_mode(ctx.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
                                   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_session_cache_mode(ctx.get(), SSL_SESS_CACHE_OFF);
+  SSL_CTX_set_num_tickets(ctx.get(), 0);
   return ctx;
 }
 
@@ -226,8 +228,19 @@ std::string tls_failure(SSL* ssl, int rc) {
   auto verified = SSL_get_verify_result(ssl);
   if (verified != X509_V_OK) {
     ERR_clear_error();
-    return "its certificate is not signed by this process's cluster CA (" +
-           std::string{X509_verify_cert_error_string(verified)} + ")";
+    std::string reason = X509_verify_cert_error_string(verified);
+    switch (verified) {
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      return "its certificate is not signed by this process's cluster CA "
+             "(" +
+             reason + ")";
+    default:
+      return "its certificate is refused (" + reason + ")";
+    }
   }
   if (code == SSL_ERROR_ZERO_RETURN ||
       (code == SSL_ERROR_SYSCALL && ERR_peek_error() == 0))

@@ -1,10 +1,11 @@
 #pragma once
 
 // Mutual TLS between the processes of a cluster: the credentials a process
-// presents and checks, and a client session for the probes that come before
-// each connection (CAF's own TLS connections are made by libcaf_openssl).
+// presents and checks, the sessions of its connections (`transport.hpp`),
+// and a client session for the probes that come before each connection.
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>

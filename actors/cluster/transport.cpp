@@ -61,6 +61,12 @@ public:
       result = static_cast<std::size_t>(rc);
       return rw_state::success;
     }
+    // A read that must write first (a TLS 1.3 key update over a full send
+    // buffer) would wait on a write the stream never asks for: it fails.
+    if (SSL_get_error(ssl_.get(), rc) == SSL_ERROR_WANT_WRITE) {
+      ERR_clear_error();
+      return rw_state::failure;
+    }
     return waits(rc) ? rw_state::success : rw_state::failure;
   }
 
@@ -97,35 +103,38 @@ private:
   ssl_ptr ssl_;
 };
 
-/// What a connection lets its peer announce: `handshake` bytes in its first
-/// BASP header (the handshake's), then `message` bytes.
+/// What a connection lets its peer announce: `handshake` bytes until its
+/// BASP handshake, then `message` bytes.
+using basp_header = caf::io::basp::header;
+
 struct read_limits {
   std::size_t handshake = max_handshake_message_bytes;
   std::size_t message = std::size_t{1} << 30;
 };
 
-/// Why the broker must not see the BASP header in `buf` (`size` bytes), the
-/// first of its connection if `first`; "" if it may. CAF 0.17.6 reads a
-/// handshake header that announces no payload as one with a payload, and
-/// dereferences a null pointer: 32 bytes from any peer would end the
-/// process.
-std::string refusal_of_header(const void* buf, std::size_t size, bool first,
-                              const read_limits& limits,
-                              std::uint32_t& payload_len) {
-  namespace basp = caf::io::basp;
-  if (size != basp::header_size)
-    return "";
-  basp::header hdr;
+/// Why the broker must not see the BASP header in `buf` (`size` bytes) of
+/// a connection whose peer sent a handshake already if `greeted`; "" if it
+/// may. Until its handshake a peer sends nothing else, and little: CAF
+/// 0.17.6 would take a heartbeat or a message first, and make room for
+/// whatever it announces. And CAF reads a handshake header that announces
+/// no payload as one with a payload, through a null pointer: 32 bytes from
+/// any peer would end the process.
+std::string refusal_of_header(const void* buf, std::size_t size, bool greeted,
+                              const read_limits& limits, basp_header& hdr) {
+  if (size != caf::io::basp::header_size)
+    return "it sent a header of " + std::to_string(size) + " bytes";
   caf::binary_deserializer source{nullptr, static_cast<const char*>(buf), size};
-  if (source(hdr) || !basp::valid(hdr))
+  if (source(hdr) || !caf::io::basp::valid(hdr))
     return "it sent no valid BASP header";
-  if (basp::is_handshake(hdr) && hdr.payload_len == 0)
+  auto handshake = caf::io::basp::is_handshake(hdr);
+  if (handshake && hdr.payload_len == 0)
     return "it sent a handshake without its payload";
-  auto limit = first ? limits.handshake : limits.message;
+  if (!greeted && !handshake)
+    return "it sent a message before its handshake";
+  auto limit = greeted ? limits.message : limits.handshake;
   if (hdr.payload_len > limit)
     return "it announced a message of " + std::to_string(hdr.payload_len) +
            " bytes, over this process's limit of " + std::to_string(limit);
-  payload_len = hdr.payload_len;
   return "";
 }
 
@@ -162,15 +171,14 @@ public:
     if (payload_due_) {
       payload_due_ = false;
     } else {
-      std::uint32_t payload_len = 0;
-      auto why =
-          refusal_of_header(buf, size, headers_ == 0, limits_, payload_len);
-      ++headers_;
+      basp_header hdr;
+      auto why = refusal_of_header(buf, size, greeted_, limits_, hdr);
       if (!why.empty()) {
         refuse(why);
         return false;
       }
-      payload_due_ = payload_len > 0;
+      greeted_ = greeted_ || caf::io::basp::is_handshake(hdr);
+      payload_due_ = hdr.payload_len > 0;
     }
     return caf::io::scribe::consume(ctx, buf, size);
   }
@@ -230,8 +238,8 @@ private:
   }
 
   read_limits limits_;
-  /// BASP headers read so far.
-  std::size_t headers_ = 0;
+  /// Whether the peer sent its BASP handshake.
+  bool greeted_ = false;
   /// Whether the next read is the payload its last header announced.
   bool payload_due_ = false;
   bool launched_ = false;
@@ -303,15 +311,13 @@ public:
     ok_ = ok;
     backend().del(net::operation::read, fd(), this);
     backend().del(net::operation::write, fd(), this);
-  }
-
-  void removed_from_loop(net::operation) override {
-    if (!ended_ || eventbf() != 0 || leaving_)
-      return;
-    leaving_ = true;
-    // Not from here: the multiplexer is applying its event changes.
+    // Runs in the multiplexer's next round, once it applied these changes
+    // (an add and a delete of one round cancel out, and then it would call
+    // no `removed_from_loop`).
     backend().post([this] { leave(); });
   }
+
+  void removed_from_loop(net::operation) override {}
 
   void graceful_shutdown() override {
     end(false);
@@ -325,7 +331,6 @@ private:
   clock_type::time_point started_;
   bool ended_ = false;
   bool ok_ = false;
-  bool leaving_ = false;
 };
 
 /// A port of the broker that accepts TLS connections only.
@@ -336,8 +341,10 @@ public:
       : net::doorman_impl(mpx, fd), ctx_(std::move(ctx)), limits_(limits) {}
 
   bool new_connection() override {
-    if (detached())
+    if (detached()) {
+      net::close_socket(acceptor_.accepted_socket());
       return false;
+    }
     auto& mpx = acceptor_.backend();
     auto fd = acceptor_.accepted_socket();
     caf::detail::socket_guard guard{fd};
@@ -415,8 +422,10 @@ public:
       : net::doorman_impl(mpx, fd), limits_(limits) {}
 
   bool new_connection() override {
-    if (detached())
+    if (detached()) {
+      net::close_socket(acceptor_.accepted_socket());
       return false;
+    }
     auto& mpx = acceptor_.backend();
     auto connection = caf::make_counted<plain_scribe>(
         mpx, acceptor_.accepted_socket(), limits_);

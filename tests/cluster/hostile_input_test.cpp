@@ -263,6 +263,23 @@ BOOST_AUTO_TEST_CASE(truncated_and_oversized_headers_change_nothing) {
     BOOST_TEST(closed);
   }
   BOOST_TEST(contains(c.s.log_of("head"), "a handshake without its payload"));
+  // A heartbeat before the handshake, then a message that announces 1 GiB:
+  // the heartbeat ends the connection already.
+  {
+    int fd = connect_to(c.address);
+    BOOST_REQUIRE(fd >= 0);
+    send_all(fd,
+             header_bytes(basp::header{basp::message_type::heartbeat, 0, 0, 0,
+                                       caf::invalid_actor_id,
+                                       caf::invalid_actor_id}) +
+                 header_bytes(basp::header{basp::message_type::direct_message,
+                                           0, 1u << 30, 0, 1, 1}));
+    bool closed = false;
+    heard_from(fd, 10s, &closed);
+    ::close(fd);
+    BOOST_TEST(closed);
+    BOOST_TEST(contains(c.s.log_of("head"), "a message before its handshake"));
+  }
   // An operation BASP does not have.
   int fd = connect_to(c.address);
   BOOST_REQUIRE(fd >= 0);

@@ -45,10 +45,16 @@ void write_file(const fs::path& p, const std::string& text) {
 session session::open() {
   auto dir = actors::session_directory();
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  if (fs::create_directories(dir, ec))
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
   if (ec)
     throw std::runtime_error("cannot create the session directory " + dir +
                              ": " + ec.message());
+  if (!actors::is_private_directory(dir))
+    throw std::runtime_error(
+        "the session directory " + dir +
+        " is not this user's own (another user may write to it): remove it, "
+        "or set PRISM_SESSION_DIR");
   return session{dir};
 }
 
