@@ -7,6 +7,7 @@
 // `PRISM_FUZZ_INPUTS=100000 prism_cluster_tests --run_test=hostile_input`
 // for the long pass, as README's "Security" says).
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -133,13 +134,15 @@ struct attacked_cluster {
   std::string before;
 };
 
-/// Raises this process's limit of open files as far as it may go.
-void raise_file_limit() {
+/// Raises this process's limit of open files as far as it may go, and
+/// returns it.
+std::size_t raise_file_limit() {
   rlimit limit{};
-  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
-    limit.rlim_cur = limit.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
-  }
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0)
+    return 1024;
+  limit.rlim_cur = limit.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  return static_cast<std::size_t>(limit.rlim_cur);
 }
 
 /// An actor system configured as a process of a cluster, connected to a
@@ -328,7 +331,9 @@ BOOST_AUTO_TEST_CASE(
 
 BOOST_AUTO_TEST_CASE(thousands_of_connections_at_once_change_nothing) {
   attacked_cluster c;
-  raise_file_limit();
+  // As many as this process (and the head, which raises its limit the same
+  // way) may hold, up to 3,000.
+  auto files = raise_file_limit();
   std::vector<int> open;
   for (int i = 0; i < 3000; ++i) {
     int fd = connect_to(c.address, true);
@@ -337,7 +342,7 @@ BOOST_AUTO_TEST_CASE(thousands_of_connections_at_once_change_nothing) {
     open.push_back(fd);
   }
   BOOST_TEST_MESSAGE("connections held at once: " << open.size());
-  BOOST_TEST(open.size() >= 1000u);
+  BOOST_TEST(open.size() >= std::min<std::size_t>(1000, files - 100));
   // While they are open, the head still serves.
   BOOST_TEST(c.view() == c.before);
   for (int fd : open)
