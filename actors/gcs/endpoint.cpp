@@ -139,7 +139,8 @@ caf::behavior endpoint_behavior(endpoint_actor* self,
   st.log = component_logger("gcs");
   st.wait = wait;
   install_default_handlers(self, st.log);
-  set_checked_down_handler(self, [self](caf::down_msg& msg) { on_down(self, msg); });
+  set_checked_down_handler(self,
+                           [self](caf::down_msg& msg) { on_down(self, msg); });
   self->set_default_handler(
       [](caf::scheduled_actor* ptr,
          caf::message_view& x) -> caf::result<caf::message> {

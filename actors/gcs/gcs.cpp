@@ -53,7 +53,8 @@ caf::result<caf::message> to_programs(gcs_actor* self,
 
 caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
   start(self, cfg);
-  set_checked_down_handler(self, [self](caf::down_msg& msg) { on_down(self, msg); });
+  set_checked_down_handler(self,
+                           [self](caf::down_msg& msg) { on_down(self, msg); });
   return {
       // -- storage ----------------------------------------------------------
       [self](committed_atom, std::uint64_t up_to, const std::string& failure) {

@@ -71,8 +71,8 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->state.contact = own_contact(self->system());
   install_default_handlers(self, self->state.log);
   watch_raylet(self, self->state.cfg.raylet);
-  set_checked_down_handler(self, 
-      [self](caf::down_msg& msg) { watched_down(self, msg); });
+  set_checked_down_handler(
+      self, [self](caf::down_msg& msg) { watched_down(self, msg); });
   return {
       [self](protocol::submit_task& msg) {
         submit(self, std::move(msg.spec), std::move(msg.held));

@@ -62,8 +62,8 @@ void start(raylet_actor* self, raylet_config cfg) {
   st.here = internal::cluster_node{st.cfg.node, st.cfg.resources, true};
   st.available = st.cfg.resources;
   install_default_handlers(self, st.log);
-  set_checked_down_handler(self, 
-      [self](caf::down_msg& msg) { process_down(self, msg); });
+  set_checked_down_handler(
+      self, [self](caf::down_msg& msg) { process_down(self, msg); });
   self->set_exit_handler([self](caf::exit_msg& msg) { go_down(self, msg); });
   if (runs_processes(self)) {
     // Processes start per job, on demand.

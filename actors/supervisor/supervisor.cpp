@@ -433,8 +433,8 @@ caf::behavior supervisor(supervisor_actor* self, supervision_core core,
   install_default_handlers(self, st.log);
   self->set_exit_handler(
       [self](caf::exit_msg& msg) { on_exit_request(self, msg); });
-  set_checked_down_handler(self, 
-      [self](caf::down_msg& msg) { on_child_down(self, msg); });
+  set_checked_down_handler(
+      self, [self](caf::down_msg& msg) { on_child_down(self, msg); });
   self->attach_functor([live = st.live](const caf::error&) {
     for (auto& [id, handle] : *live)
       caf::anon_send_exit(handle, caf::exit_reason::kill);
