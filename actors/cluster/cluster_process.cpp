@@ -19,6 +19,16 @@ namespace prism::actors {
 
 namespace {
 
+/// Where others reach a process that listens on `host`: `host` itself,
+/// unless it is every interface; then `node_ip` if given, else the
+/// interface this host reaches `peer` from ("" for the default route).
+std::string reached_at(const std::string& host, const std::string& node_ip,
+                       const std::string& peer) {
+  if (!is_wildcard(host))
+    return host;
+  return !node_ip.empty() ? node_ip : local_address_toward(peer);
+}
+
 using start_raylet_fn = std::function<std::pair<node_id, caf::actor>()>;
 
 struct node_keeper_state {
@@ -120,10 +130,9 @@ cluster_process::start_head(const options& opts) {
                                    address_of(opts.listen) + ": " +
                                    p->sys_->render(port.error()));
     p->port_ = *port;
-    auto reach_at = !is_wildcard(opts.listen.host) ? opts.listen.host
-                    : !opts.node_ip.empty()        ? opts.node_ip
-                                                   : local_address_toward("");
-    set_own_contact(*p->sys_, address_of(host_port{reach_at, *port}));
+    set_own_contact(
+        *p->sys_, address_of(host_port{
+                      reached_at(opts.listen.host, opts.node_ip, ""), *port}));
     std::tie(p->node_, p->raylet_) = p->start_raylet_here();
     start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
   } catch (...) {
@@ -142,11 +151,8 @@ cluster_process::start_node(const options& opts) {
     // head from, unless told otherwise.
     auto host = opts.listen.host.empty() ? local_address_toward(opts.head.host)
                                          : opts.listen.host;
-    auto reach_at = !is_wildcard(host) ? host
-                    : !opts.node_ip.empty()
-                        ? opts.node_ip
-                        : local_address_toward(opts.head.host);
-    listen_for_peers(*p->sys_, host, opts.insecure, reach_at);
+    listen_for_peers(*p->sys_, host, opts.insecure,
+                     reached_at(host, opts.node_ip, opts.head.host));
     auto conn = connect_head(
         *p->sys_, opts.head, head_entry{opts.token, "node"},
         std::chrono::milliseconds{opts.cfg.gcs_reconnect_timeout_ms},

@@ -378,7 +378,8 @@ BOOST_AUTO_TEST_CASE(stalled_handshakes_cost_no_cpu_and_drop_no_peer) {
     }
     stalled.push_back(fd);
   }
-  // Past the connection timeout, twice over.
+  // Time itself is the subject: the connections stay open past the
+  // connection timeout, twice over, while the head's CPU time is counted.
   std::this_thread::sleep_for(2500ms);
   for (int fd : stalled)
     ::close(fd);
