@@ -128,6 +128,10 @@ typename Inspector::result_type inspect(Inspector& f, program_checked& x) {
 /// raylet -> itself: time to stop idle worker processes above its CPUs.
 using reap_idle_atom = caf::atom_constant<caf::atom("reapidle")>;
 
+/// raylet -> itself, with a job id: the job finished a while ago; end its
+/// program's fork server unless another job runs the program by now.
+using forget_program_atom = caf::atom_constant<caf::atom("forgetprg")>;
+
 /// raylet -> gate: the raylet whose workers register through the gate.
 struct gate_target {
   caf::actor raylet;

@@ -101,6 +101,9 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         check_worker_process(self, msg.worker);
       },
       [self](protocol::reap_idle_atom) { reap_idle_workers(self); },
+      [self](protocol::forget_program_atom, job_id job) {
+        forget_program_if_unused(self, job);
+      },
       [self](protocol::program_checked& msg) { program_checked(self, msg); },
       [self](const protocol::kill_worker& msg) {
         return kill_worker(self, msg.worker, "killed by fault injection");

@@ -50,6 +50,9 @@ struct raylet_config {
   std::chrono::milliseconds worker_start_timeout{10000};
   /// Idle worker processes above the node's CPUs go after this long.
   std::chrono::milliseconds idle_worker_timeout{1000};
+  /// A program's fork server outlives the last job that ran the program by
+  /// this long, so that the next job of the program forks its workers.
+  std::chrono::milliseconds fork_server_grace{10000};
   /// Worker processes starting at once; 0 is the node's CPUs (at least 1).
   std::uint32_t max_starting_workers = 0;
   /// Where the node keeps the programs it fetched from the control store,

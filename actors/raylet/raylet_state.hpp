@@ -261,8 +261,8 @@ const worker_program* program_of(raylet_actor* self, job_id job);
 /// The program of a job was checked on this host.
 void program_checked(raylet_actor* self, protocol::program_checked& msg);
 
-/// `job` finished: if no running job runs its program, the program's fork
-/// server ends (once its workers have).
+/// `job` finished a while ago (`fork_server_grace`): if no running job runs
+/// its program, the program's fork server ends (once its workers have).
 void forget_program_if_unused(raylet_actor* self, job_id job);
 
 /// A worker process's time to register, or to exit, is up.

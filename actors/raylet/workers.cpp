@@ -148,7 +148,11 @@ void finish_job(raylet_actor* self, job_id job) {
   st.finished_jobs.insert(job);
   for (auto& w : st.pool.remove_idle_of(job))
     stop_idle_worker(self, w);
-  forget_program_if_unused(self, job);
+  // Its program's fork server stays a while: the next job of the same
+  // program (a driver run again, the next job of a script) forks its
+  // workers instead of starting them by exec.
+  self->delayed_send(self, st.cfg.fork_server_grace,
+                     protocol::forget_program_atom::value, job);
 }
 
 } // namespace prism::actors::raylet_internal
