@@ -80,6 +80,11 @@ std::vector<metric> chaos_metrics();
 /// to the cluster it starts).
 std::vector<metric> cluster_metrics();
 
+/// The autoscaler on the fake cloud (virtual time): one reconcile pass over
+/// 10,000 instances and its floor, and how soon a demand for 1,000 nodes
+/// settles on a cloud that lags, in virtual and in real time.
+std::vector<metric> autoscaler_metrics();
+
 /// Calls `f`, which performs `ops` operations, and returns operations per
 /// second.
 template <class F>

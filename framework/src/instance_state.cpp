@@ -1,0 +1,66 @@
+#include "prism/internal/instance_state.hpp"
+
+#include <atomic>
+
+namespace prism::internal {
+
+namespace {
+
+std::atomic<std::uint64_t> illegal{0};
+
+} // namespace
+
+const char* to_string(instance_state s) noexcept {
+  switch (s) {
+  case instance_state::queued:
+    return "queued";
+  case instance_state::requested:
+    return "requested";
+  case instance_state::allocated:
+    return "allocated";
+  case instance_state::running:
+    return "running";
+  case instance_state::stopping:
+    return "stopping";
+  case instance_state::terminated:
+    return "terminated";
+  case instance_state::allocation_failed:
+    return "allocation_failed";
+  case instance_state::termination_failed:
+    return "termination_failed";
+  }
+  return "unknown";
+}
+
+instance new_instance(std::string id, std::string node_type,
+                      instance_state state, autoscaler_time now,
+                      std::string why) {
+  instance x;
+  x.id = std::move(id);
+  x.node_type = std::move(node_type);
+  x.state = state;
+  x.since = now;
+  x.history.push_back(instance_event{now, state, state, std::move(why)});
+  return x;
+}
+
+bool change_state(instance& x, instance_state to, autoscaler_time now,
+                  std::string why) {
+  if (!allowed(x.state, to)) {
+    illegal.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  // The first change (how it began) and the latest ones tell its story.
+  if (x.history.size() >= max_instance_history)
+    x.history.erase(x.history.begin() + 1);
+  x.history.push_back(instance_event{now, x.state, to, std::move(why)});
+  x.state = to;
+  x.since = now;
+  return true;
+}
+
+std::uint64_t illegal_instance_transitions() noexcept {
+  return illegal.load(std::memory_order_relaxed);
+}
+
+} // namespace prism::internal

@@ -1,0 +1,658 @@
+#include "prism/internal/reconciler.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+#include <unordered_set>
+
+#include "prism/internal/autoscaler_policy.hpp"
+#include "prism/internal/backoff.hpp"
+
+namespace prism::internal {
+
+namespace {
+
+/// Failures `status` keeps, and how long terminated instances are kept (for
+/// their history) before they are forgotten.
+constexpr std::size_t max_failures = 50;
+constexpr std::chrono::minutes terminated_kept{10};
+constexpr std::size_t max_terminated_kept = 2000;
+
+std::string seconds(std::chrono::milliseconds d) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s",
+                static_cast<double>(d.count()) / 1000.0);
+  return text;
+}
+
+/// A provider's call, with anything it throws turned into a refusal.
+template <class Call>
+provider_reply guarded(Call&& call) {
+  try {
+    return call();
+  } catch (const std::exception& e) {
+    return provider_reply{provider_answer::rejected,
+                          std::string{"the provider threw: "} + e.what()};
+  } catch (...) {
+    return provider_reply{provider_answer::rejected,
+                          "the provider threw a non-exception"};
+  }
+}
+
+} // namespace
+
+reconciler::reconciler(autoscaler_config cfg, node_provider& provider,
+                       instance_storage* storage, std::uint64_t seed)
+    : cfg_(std::move(cfg)), provider_(provider), storage_(storage),
+      random_(seed) {
+  char text[24];
+  std::snprintf(text, sizeof text, "%012llx",
+                static_cast<unsigned long long>(random_() & 0xffffffffffffULL));
+  prefix_ = text;
+  if (!storage_)
+    return;
+  std::vector<instance> saved;
+  try {
+    saved = storage_->load();
+  } catch (const std::exception& e) {
+    record_failure("", "storage",
+                   std::string{"reading instances: "} + e.what());
+  }
+  for (auto& x : saved) {
+    auto id = x.id;
+    if (!x.cloud_id.empty())
+      by_cloud_[x.cloud_id] = id;
+    if (!x.request_id.empty())
+      by_request_[x.request_id].push_back(id);
+    instances_.emplace(std::move(id), std::move(x));
+  }
+}
+
+// -- one pass -----------------------------------------------------------------
+
+void reconciler::step(autoscaler_time now, const cluster_view& cluster) {
+  now_ = now;
+  ++passes_;
+  try {
+    observe_errors();
+    observe_listing();
+    observe_cluster(cluster);
+    enforce_deadlines();
+    decide(cluster);
+    // Request ids are written before the provider sees them: a head that
+    // dies in between launches again with the same ids, never new ones.
+    persist();
+    act();
+    persist();
+    retire_terminated();
+    build_status(cluster);
+  } catch (const std::exception& e) {
+    // Nothing above throws by design; if something does, this pass ends and
+    // the next one starts again from what was recorded.
+    record_failure("", "internal", std::string{"a pass failed: "} + e.what());
+  }
+}
+
+// -- observing ----------------------------------------------------------------
+
+void reconciler::observe_errors() {
+  std::vector<provider_error> errors;
+  try {
+    errors = provider_.poll_errors();
+  } catch (const std::exception& e) {
+    record_failure("", "provider", std::string{"polling errors: "} + e.what());
+    return;
+  }
+  for (auto& e : errors) {
+    if (e.failed == provider_error::what_failed::launch) {
+      auto r = by_request_.find(e.request_id);
+      int left = std::max(e.count, 0);
+      std::string type = e.node_type;
+      if (r != by_request_.end()) {
+        for (const auto& id : r->second) {
+          auto& x = instances_.at(id);
+          if (left == 0)
+            break;
+          if (x.state != instance_state::requested &&
+              !(x.state == instance_state::stopping && x.cloud_id.empty()))
+            continue;
+          type = x.node_type;
+          --left;
+          if (x.state == instance_state::requested) {
+            change(x, instance_state::allocation_failed,
+                   "its launch failed: " + e.cause + ": " + e.message);
+            change(x, instance_state::terminated, "its failure was recorded");
+          } else {
+            change(x, instance_state::terminated,
+                   "cancelled, and its launch failed");
+          }
+        }
+      }
+      type_failed(type, e.cause,
+                  "launch " + e.request_id + " of " + std::to_string(e.count) +
+                      " failed: " + e.message);
+      continue;
+    }
+    for (const auto& cloud : e.instance_ids) {
+      auto c = by_cloud_.find(cloud);
+      if (c == by_cloud_.end())
+        continue;
+      auto& x = instances_.at(c->second);
+      if (x.state != instance_state::stopping)
+        continue;
+      x.retry_at = now_ + draw_backoff(x.terminate_attempts);
+      change(x, instance_state::termination_failed,
+             "its termination failed: " + e.cause + ": " + e.message);
+      record_failure(x.node_type, e.cause,
+                     "terminating " + cloud + " failed: " + e.message);
+    }
+  }
+}
+
+void reconciler::observe_listing() {
+  instance_listing listing;
+  try {
+    listing = provider_.non_terminated();
+  } catch (const std::exception& e) {
+    listing.ok = false;
+    listing.error = std::string{"the provider threw: "} + e.what();
+  }
+  if (!listing.ok) {
+    // Says nothing of what exists: nobody counts as missing.
+    record_failure("", "listing", "listing instances failed: " + listing.error);
+    return;
+  }
+  std::unordered_set<std::string> seen;
+  seen.reserve(listing.instances.size());
+  for (const auto& c : listing.instances) {
+    if (c.id.empty() || !seen.insert(c.id).second)
+      continue;
+    if (auto k = by_cloud_.find(c.id); k != by_cloud_.end()) {
+      auto& x = instances_.at(k->second);
+      if (x.state != instance_state::terminated) {
+        x.missed_listings = 0;
+        if (!c.address.empty() && x.address != c.address) {
+          x.address = c.address;
+          dirty_.push_back(x.id);
+        }
+        continue;
+      }
+      // Listed again after it counted as gone: a new instance to us.
+    }
+    instance* owner = nullptr;
+    if (auto r = by_request_.find(c.request_id);
+        !c.request_id.empty() && r != by_request_.end())
+      for (const auto& id : r->second) {
+        auto& x = instances_.at(id);
+        if (x.cloud_id.empty() && (x.state == instance_state::requested ||
+                                   x.state == instance_state::stopping)) {
+          owner = &x;
+          break;
+        }
+      }
+    if (owner) {
+      listed(*owner, c);
+      if (owner->state == instance_state::requested) {
+        change(*owner, instance_state::allocated,
+               "listed by the provider as " + c.id);
+      } else {
+        // Cancelled before it was listed: now it can be terminated.
+        owner->call_due = true;
+        dirty_.push_back(owner->id);
+      }
+      continue;
+    }
+    auto& x =
+        add(c.node_type, instance_state::allocated,
+            "listed by the provider as " + c.id +
+                (c.request_id.empty() ? ", launched by nobody here"
+                                      : ", for request " + c.request_id +
+                                            " that no instance waits for") +
+                ": adopted");
+    x.adopted = true;
+    x.request_id = c.request_id;
+    listed(x, c);
+    ++adopted_;
+  }
+  for (auto& [id, x] : instances_) {
+    if (x.cloud_id.empty() || x.state == instance_state::terminated ||
+        seen.contains(x.cloud_id))
+      continue;
+    if (++x.missed_listings < cfg_.missed_listings ||
+        now_ - x.listed_at < cfg_.gone_grace)
+      continue;
+    auto stopping = x.state == instance_state::stopping ||
+                    x.state == instance_state::termination_failed;
+    if (!stopping)
+      record_failure(x.node_type, "vanished",
+                     x.cloud_id + " is no longer listed (preempted, or ended "
+                                  "elsewhere)");
+    change(x, instance_state::terminated,
+           stopping
+               ? "no longer listed"
+               : "no longer listed in " + std::to_string(x.missed_listings) +
+                     " listings: preempted, or ended elsewhere");
+  }
+}
+
+void reconciler::observe_cluster(const cluster_view& cluster) {
+  std::unordered_map<std::string, const cluster_node_view*> nodes;
+  for (const auto& n : cluster.nodes)
+    if (!n.cloud_id.empty())
+      nodes.emplace(n.cloud_id, &n);
+  for (auto& [id, x] : instances_) {
+    if (x.state != instance_state::allocated &&
+        x.state != instance_state::running)
+      continue;
+    auto n = nodes.find(x.cloud_id);
+    if (x.state == instance_state::allocated) {
+      if (n == nodes.end())
+        continue;
+      x.node_id = n->second->node_id;
+      x.idle = n->second->idle;
+      x.idle_since = n->second->idle_since;
+      change(x, instance_state::running,
+             "its node " + x.node_id + " joined the cluster");
+      health_[x.node_type].failures = 0;
+      continue;
+    }
+    if (n == nodes.end()) {
+      record_failure(x.node_type, "node_died",
+                     "node " + x.node_id + " on " + x.cloud_id +
+                         " left the cluster");
+      stop(x, "its node " + x.node_id + " left the cluster");
+      continue;
+    }
+    x.idle = n->second->idle;
+    x.idle_since = n->second->idle_since;
+  }
+}
+
+void reconciler::enforce_deadlines() {
+  for (auto& [id, x] : instances_) {
+    auto in_state = now_ - x.since;
+    switch (x.state) {
+    case instance_state::queued:
+      if (in_state >= cfg_.queued_timeout) {
+        record_failure(x.node_type, "not_launched",
+                       "wanted, but not launched within " +
+                           seconds(cfg_.queued_timeout));
+        change(x, instance_state::terminated,
+               "not launched within " + seconds(cfg_.queued_timeout));
+      }
+      break;
+    case instance_state::requested:
+      if (x.call_due || now_ - x.called_at < cfg_.request_timeout)
+        break;
+      if (x.launch_attempts < cfg_.max_launch_attempts) {
+        // Sent again with the same request id: a launch that did happen
+        // is not made twice.
+        x.call_due = true;
+        break;
+      }
+      change(x, instance_state::allocation_failed,
+             "nothing listed for request " + x.request_id + " after " +
+                 std::to_string(x.launch_attempts) + " launches");
+      change(x, instance_state::terminated, "its failure was recorded");
+      type_failed(x.node_type, "not_listed",
+                  "nothing listed for request " + x.request_id + " after " +
+                      std::to_string(x.launch_attempts) + " launches");
+      break;
+    case instance_state::allocated:
+      if (in_state >= cfg_.join_timeout) {
+        type_failed(x.node_type, "never_joined",
+                    x.cloud_id + " did not join the cluster within " +
+                        seconds(cfg_.join_timeout));
+        stop(x, "its node did not join within " + seconds(cfg_.join_timeout));
+      }
+      break;
+    case instance_state::stopping:
+      if (x.cloud_id.empty()) {
+        // Cancelled before it was listed: if nothing shows for its
+        // request in all the time its launches had, nothing was made.
+        if (now_ - x.called_at >=
+            cfg_.request_timeout * cfg_.max_launch_attempts)
+          change(x, instance_state::terminated,
+                 "cancelled, and nothing was listed for its request");
+      } else if (!x.call_due && in_state >= cfg_.stop_timeout) {
+        x.retry_at = now_ + draw_backoff(x.terminate_attempts);
+        change(x, instance_state::termination_failed,
+               "still listed " + seconds(cfg_.stop_timeout) +
+                   " after its termination");
+        record_failure(x.node_type, "not_terminated",
+                       x.cloud_id + " still listed " +
+                           seconds(cfg_.stop_timeout) +
+                           " after its termination");
+      }
+      break;
+    case instance_state::termination_failed:
+      if (now_ >= x.retry_at) {
+        change(x, instance_state::stopping, "its termination is retried");
+        x.call_due = true;
+      }
+      break;
+    default:
+      break;
+    }
+  }
+}
+
+// -- deciding -----------------------------------------------------------------
+
+void reconciler::decide(const cluster_view& cluster) {
+  scaling_view view;
+  view.now = now_;
+  view.demand = cluster.demand;
+  for (const auto& [type, h] : health_)
+    if (now_ < h.until)
+      view.backed_off.insert(type);
+  for (const auto& n : cluster.nodes) {
+    if (!n.cloud_id.empty() && !by_cloud_.contains(n.cloud_id))
+      continue; // joined before the provider listed it: counted once listed
+    capacity_node c;
+    if (!n.cloud_id.empty()) {
+      const auto& x = instances_.at(by_cloud_.at(n.cloud_id));
+      if (x.state != instance_state::running)
+        continue;
+      c.instance_id = x.id;
+      c.node_type = x.node_type;
+      c.since = x.since;
+    }
+    c.free = n.free;
+    c.idle = n.idle;
+    c.idle_since = n.idle_since;
+    view.nodes.push_back(std::move(c));
+  }
+  for (const auto& [id, x] : instances_) {
+    if (!is_pending(x.state))
+      continue;
+    capacity_node c;
+    c.instance_id = id;
+    c.node_type = x.node_type;
+    c.state = x.state;
+    c.since = x.since;
+    if (auto* t = cfg_.type(x.node_type))
+      c.free = t->resources;
+    view.nodes.push_back(std::move(c));
+  }
+  // The same view, whatever order the hash map iterates in.
+  std::sort(view.nodes.begin(), view.nodes.end(),
+            [](const auto& a, const auto& b) {
+              return a.instance_id < b.instance_id;
+            });
+  auto plan = plan_scaling(cfg_, view);
+  for (auto& [id, why] : plan.stop)
+    if (auto i = instances_.find(id); i != instances_.end())
+      stop(i->second, std::move(why));
+  for (const auto& [type, count] : plan.launch) {
+    auto request = next_id("req");
+    for (int k = 0; k < count; ++k) {
+      auto& x = add(type, instance_state::queued,
+                    "wanted: a minimum of its type, or demand");
+      x.request_id = request;
+      x.request_count = count;
+      by_request_[request].push_back(x.id);
+    }
+  }
+  infeasible_ = std::move(plan.infeasible);
+  waiting_ = std::move(plan.waiting);
+}
+
+// -- acting -------------------------------------------------------------------
+
+void reconciler::act() {
+  send_launches();
+  send_terminations();
+}
+
+void reconciler::send_launches() {
+  // One call per request: new ones (queued, their type not backed off) and
+  // those sent again (requested, due).
+  std::map<std::string, std::vector<instance*>> due;
+  for (auto& [id, x] : instances_) {
+    auto h = health_.find(x.node_type);
+    if (h != health_.end() && now_ < h->second.until)
+      continue;
+    if (x.state == instance_state::queued ||
+        (x.state == instance_state::requested && x.call_due))
+      due[x.request_id].push_back(&x);
+  }
+  for (auto& [request, group] : due) {
+    auto& first = *group.front();
+    auto type = first.node_type;
+    auto count = first.request_count;
+    auto reply =
+        guarded([&] { return provider_.launch(type, count, request); });
+    if (reply.answer == provider_answer::rejected) {
+      type_failed(type, "refused",
+                  "launch " + request + " refused: " + reply.message);
+      continue;
+    }
+    for (auto* x : group) {
+      ++x->launch_attempts;
+      x->called_at = now_;
+      x->call_due = false;
+      if (x->state == instance_state::queued)
+        change(*x, instance_state::requested,
+               "launch " + request + " sent" +
+                   (reply.answer == provider_answer::unknown
+                        ? " (its answer was lost: " + reply.message + ")"
+                        : ""));
+      else
+        dirty_.push_back(x->id);
+    }
+  }
+}
+
+void reconciler::send_terminations() {
+  std::vector<instance*> due;
+  for (auto& [id, x] : instances_)
+    if (x.state == instance_state::stopping && x.call_due &&
+        !x.cloud_id.empty())
+      due.push_back(&x);
+  if (due.empty())
+    return;
+  std::sort(due.begin(), due.end(),
+            [](auto* a, auto* b) { return a->id < b->id; });
+  std::vector<std::string> ids;
+  for (auto* x : due)
+    ids.push_back(x->cloud_id);
+  // Each attempt its own request id: the provider must act on a retry.
+  auto request = next_id("term");
+  auto reply = guarded([&] { return provider_.terminate(ids, request); });
+  for (auto* x : due) {
+    ++x->terminate_attempts;
+    x->called_at = now_;
+    if (reply.answer == provider_answer::rejected) {
+      x->retry_at = now_ + draw_backoff(x->terminate_attempts);
+      change(*x, instance_state::termination_failed,
+             "its termination was refused: " + reply.message);
+      continue;
+    }
+    x->call_due = false;
+    dirty_.push_back(x->id);
+  }
+  if (reply.answer == provider_answer::rejected)
+    record_failure("", "refused",
+                   "terminating " + std::to_string(ids.size()) +
+                       " instances refused: " + reply.message);
+}
+
+// -- bookkeeping --------------------------------------------------------------
+
+instance& reconciler::add(std::string node_type, instance_state state,
+                          std::string why) {
+  auto id = next_id("inst");
+  auto [i, fresh] = instances_.emplace(
+      id, new_instance(id, std::move(node_type), state, now_, std::move(why)));
+  dirty_.push_back(id);
+  return i->second;
+}
+
+void reconciler::change(instance& x, instance_state to, std::string why) {
+  if (change_state(x, to, now_, std::move(why)))
+    dirty_.push_back(x.id);
+  else
+    record_failure(x.node_type, "illegal_transition",
+                   x.id + ": " + to_string(x.state) + " -> " + to_string(to) +
+                       " refused");
+}
+
+void reconciler::stop(instance& x, std::string why) {
+  switch (x.state) {
+  case instance_state::queued:
+    change(x, instance_state::terminated, "cancelled: " + why);
+    return;
+  case instance_state::requested:
+  case instance_state::allocated:
+  case instance_state::running:
+    // A requested one is terminated once the provider lists it.
+    x.call_due = !x.cloud_id.empty();
+    change(x, instance_state::stopping, std::move(why));
+    return;
+  default:
+    return;
+  }
+}
+
+void reconciler::listed(instance& x, const cloud_instance& c) {
+  x.cloud_id = c.id;
+  x.address = c.address;
+  x.listed_at = now_;
+  x.missed_listings = 0;
+  by_cloud_[c.id] = x.id;
+  dirty_.push_back(x.id);
+}
+
+void reconciler::type_failed(const std::string& type, std::string cause,
+                             std::string message) {
+  auto& h = health_[type];
+  ++h.failures;
+  auto pause = draw_backoff(h.failures);
+  h.until = now_ + pause;
+  record_failure(type, std::move(cause),
+                 std::move(message) + "; " + type + " backed off for " +
+                     seconds(pause));
+}
+
+void reconciler::record_failure(std::string type, std::string cause,
+                                std::string message) {
+  failures_.push_back(autoscaler_failure{now_, std::move(type),
+                                         std::move(cause), std::move(message)});
+  while (failures_.size() > max_failures)
+    failures_.pop_front();
+}
+
+std::chrono::milliseconds reconciler::draw_backoff(int failures) {
+  auto unit = std::uniform_real_distribution<double>{0.0, 1.0}(random_);
+  return backoff_delay(cfg_.type_backoff, std::max(failures, 1), unit);
+}
+
+std::string reconciler::next_id(const char* kind) {
+  return std::string{kind} + "-" + prefix_ + "-" + std::to_string(++next_);
+}
+
+void reconciler::persist() {
+  if (!storage_) {
+    dirty_.clear();
+    erased_.clear();
+    return;
+  }
+  std::sort(dirty_.begin(), dirty_.end());
+  dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
+  std::vector<const instance*> changed;
+  for (const auto& id : dirty_)
+    if (auto i = instances_.find(id); i != instances_.end())
+      changed.push_back(&i->second);
+  try {
+    if (!changed.empty())
+      storage_->save(changed);
+    dirty_.clear();
+    if (!erased_.empty())
+      storage_->erase(erased_);
+    erased_.clear();
+  } catch (const std::exception& e) {
+    // Kept dirty: written on the next pass.
+    record_failure("", "storage", std::string{"saving instances: "} + e.what());
+  }
+}
+
+void reconciler::retire_terminated() {
+  std::vector<std::pair<autoscaler_time, std::string>> ended;
+  for (const auto& [id, x] : instances_)
+    if (x.state == instance_state::terminated)
+      ended.emplace_back(x.since, id);
+  std::sort(ended.begin(), ended.end());
+  auto excess = ended.size() > max_terminated_kept
+                    ? ended.size() - max_terminated_kept
+                    : 0;
+  for (std::size_t k = 0; k < ended.size(); ++k) {
+    if (k >= excess && now_ - ended[k].first < terminated_kept)
+      break;
+    auto i = instances_.find(ended[k].second);
+    auto& x = i->second;
+    if (auto c = by_cloud_.find(x.cloud_id);
+        c != by_cloud_.end() && c->second == x.id)
+      by_cloud_.erase(c);
+    if (auto r = by_request_.find(x.request_id); r != by_request_.end()) {
+      std::erase(r->second, x.id);
+      if (r->second.empty())
+        by_request_.erase(r);
+    }
+    erased_.push_back(x.id);
+    instances_.erase(i);
+  }
+  if (!erased_.empty())
+    persist();
+}
+
+void reconciler::build_status(const cluster_view& cluster) {
+  autoscaler_status s;
+  s.at = now_;
+  std::map<std::string, autoscaler_status::type_line> lines;
+  for (const auto& t : cfg_.node_types)
+    lines[t.name].node_type = t.name;
+  for (const auto& [id, x] : instances_) {
+    auto& l = lines[x.node_type];
+    l.node_type = x.node_type;
+    switch (x.state) {
+    case instance_state::queued:
+      ++l.queued;
+      break;
+    case instance_state::requested:
+      ++l.requested;
+      break;
+    case instance_state::allocated:
+      ++l.allocated;
+      break;
+    case instance_state::running:
+      ++(x.idle ? l.idle : l.busy);
+      break;
+    case instance_state::stopping:
+    case instance_state::termination_failed:
+      ++l.stopping;
+      break;
+    default:
+      break;
+    }
+  }
+  for (const auto& [type, h] : health_)
+    if (auto l = lines.find(type); l != lines.end()) {
+      l->second.failures = h.failures;
+      l->second.backed_off_until = h.until;
+    }
+  for (auto& [type, l] : lines)
+    s.types.push_back(std::move(l));
+  s.failures.assign(failures_.begin(), failures_.end());
+  std::map<resource_map, int> demand;
+  for (const auto& d : cluster.demand)
+    ++demand[d];
+  s.demand.assign(demand.begin(), demand.end());
+  s.infeasible = infeasible_;
+  s.waiting = waiting_;
+  s.adopted = adopted_;
+  s.passes = passes_;
+  status_ = std::move(s);
+}
+
+} // namespace prism::internal
