@@ -1,11 +1,13 @@
 #include "cluster/cluster_process.hpp"
 
+#include <filesystem>
 #include <functional>
 #include <thread>
 
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "autoscaler/autoscaler_service.hpp"
 #include "cluster/cluster_door.hpp"
 #include "cluster/head_link.hpp"
 #include "cluster/peers.hpp"
@@ -98,7 +100,7 @@ void cluster_process::start_actor_system() {
 std::pair<node_id, caf::actor> cluster_process::start_raylet_here() const {
   return start_raylet(*sys_, opts_.cfg, opts_.cfg.resources, endpoint_,
                       directory_, actor_pool_, worker_kind::job_programs,
-                      opts_.program_cache);
+                      opts_.program_cache, opts_.labels);
 }
 
 std::unique_ptr<cluster_process>
@@ -135,6 +137,8 @@ cluster_process::start_head(const options& opts) {
                       reached_at(opts.listen.host, opts.node_ip, ""), *port}));
     std::tie(p->node_, p->raylet_) = p->start_raylet_here();
     start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
+    if (opts.autoscaler)
+      p->start_autoscaler();
   } catch (...) {
     p->shutdown();
     throw;
@@ -195,9 +199,32 @@ cluster_process::~cluster_process() {
   shutdown();
 }
 
+void cluster_process::start_autoscaler() {
+  autoscaler_settings s;
+  s.cfg = *opts_.autoscaler;
+  s.head_address = contact();
+  s.log_dir = opts_.autoscaler_log_dir;
+  std::error_code ec;
+  s.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  // Its nodes use this process's credentials; the token they find in the
+  // session, as any node on this host does.
+  if (opts_.net.tls.enabled()) {
+    s.node_environment["PRISM_TLS_CERT"] = opts_.net.tls.cert;
+    s.node_environment["PRISM_TLS_KEY"] = opts_.net.tls.key;
+    s.node_environment["PRISM_TLS_CA"] = opts_.net.tls.ca;
+  }
+  if (!opts_.token.empty())
+    s.node_environment["PRISM_AUTH_TOKEN"] = opts_.token;
+  auto provider = make_node_provider(s);
+  autoscaler_ = std::make_unique<autoscaler_service>(
+      *sys_, endpoint_, std::move(s), std::move(provider));
+}
+
 void cluster_process::shutdown() {
   if (!sys_)
     return;
+  // The autoscaler first: its requests need everything else.
+  autoscaler_.reset();
   // Owners first, so that nothing waits on them; then the node with its
   // workers and actors; then the link and the control store.
   directory_->for_each([](const caf::actor& owner) {

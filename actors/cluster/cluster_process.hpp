@@ -2,6 +2,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,10 +16,13 @@
 #include "cluster/network.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
+#include "prism/internal/autoscaler_config.hpp"
 #include "prism/internal/thread_annotations.hpp"
 #include "worker/executor.hpp"
 
 namespace prism::actors {
+
+class autoscaler_service;
 
 /// One process of a cluster, as `prism start` runs it: the head (the
 /// control store, published on a port, and a node) or a node that joins the
@@ -54,6 +58,12 @@ public:
     /// Where the node keeps programs fetched from the control store; empty:
     /// `default_program_cache()`.
     std::string program_cache;
+    /// What the node says of itself when it joins (`add_node::labels`).
+    std::map<std::string, std::string> labels;
+    /// Head: runs the autoscaler with this configuration; its local
+    /// provider's nodes log into `autoscaler_log_dir`.
+    std::optional<internal::autoscaler_config> autoscaler;
+    std::string autoscaler_log_dir;
   };
 
   /// Starts the control store on `opts.cfg.storage_path`, publishes it on
@@ -95,6 +105,8 @@ private:
   void start_actor_system();
   /// Starts a raylet of this process's node, joining through `endpoint_`.
   std::pair<node_id, caf::actor> start_raylet_here() const;
+  /// Head: starts the autoscaler of `opts_.autoscaler`.
+  void start_autoscaler();
   void shutdown();
 
   options opts_;
@@ -109,6 +121,8 @@ private:
   caf::actor endpoint_;
   /// Head only: the door it publishes (`cluster_door.hpp`).
   caf::actor door_;
+  /// Head only, if configured: the autoscaler.
+  std::unique_ptr<autoscaler_service> autoscaler_;
   caf::actor link_;
   /// The first node of this process (a node may join again as a new one).
   node_id node_;

@@ -149,7 +149,8 @@ start_raylet(caf::actor_system& sys, const config& cfg,
              const resource_map& resources, caf::actor gcs,
              std::shared_ptr<owner_directory> directory,
              std::shared_ptr<executor> actor_pool, worker_kind workers,
-             const std::string& program_cache) {
+             const std::string& program_cache,
+             std::map<std::string, std::string> labels) {
   raylet_config rc;
   rc.node = node_id{unique_id::random()};
   rc.resources = internal::resource_set{node_resources(cfg, resources)};
@@ -160,6 +161,7 @@ start_raylet(caf::actor_system& sys, const config& cfg,
   rc.max_workers = cfg.max_workers_per_node;
   rc.max_inline_bytes = cfg.max_inline_object_bytes;
   rc.actor_pool = std::move(actor_pool);
+  rc.labels = std::move(labels);
   if (workers == worker_kind::job_programs) {
     use_worker_processes(sys, cfg, rc, worker_program{});
     rc.program_cache =

@@ -5,6 +5,7 @@
 // starts them in one process; `prism start` starts them in the processes of
 // a cluster.
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -75,7 +76,8 @@ start_raylet(caf::actor_system& sys, const config& cfg,
              std::shared_ptr<owner_directory> directory,
              std::shared_ptr<executor> actor_pool,
              worker_kind workers = worker_kind::as_configured,
-             const std::string& program_cache = {});
+             const std::string& program_cache = {},
+             std::map<std::string, std::string> labels = {});
 
 /// Where nodes keep the programs they fetched unless told otherwise:
 /// `prism-<uid>/programs` in the system's temporary directory.

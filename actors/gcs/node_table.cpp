@@ -54,8 +54,8 @@ void register_node(gcs_actor* self, protocol::add_node& msg) {
     n.awaited = false;
     --st.nodes.awaited;
   }
-  n.info = protocol::node_info{msg.node, msg.resources, msg.raylet, true,
-                               msg.contact};
+  n.info = protocol::node_info{msg.node, msg.resources, msg.raylet,
+                               true,     msg.contact,   msg.labels};
   count_placed_actors(self, n);
   save_node(self, n);
   reattach_hosted(self, msg);

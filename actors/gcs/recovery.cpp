@@ -46,9 +46,11 @@ void recover_nodes(gcs_actor* self,
       continue;
     }
     auto& n = st.entries[r.node];
-    // Its raylet and address come with its registration.
-    n.info = protocol::node_info{r.node, internal::resource_set{r.resources},
-                                 caf::actor{}, false, std::string{}};
+    // Its raylet, address and labels come with its registration.
+    n.info =
+        protocol::node_info{r.node,        internal::resource_set{r.resources},
+                            caf::actor{},  false,
+                            std::string{}, {}};
     n.actor_available = n.info.resources;
     n.awaited = r.alive;
     if (r.alive)

@@ -3,6 +3,7 @@
 // The conversation between the control store (gcs) and raylets and drivers.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,15 @@ struct add_node {
   std::vector<hosted_actor> hosted;
   /// Where the raylet's process takes connections.
   std::string contact;
+  /// What the node says of itself, e.g. the provider's id of the instance
+  /// it runs on ("prism.instance_id"), for the autoscaler.
+  std::map<std::string, std::string> labels;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, add_node& x) {
   return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.hosted,
-           x.contact);
+           x.contact, x.labels);
 }
 
 /// gcs -> raylet: the node is registered.
@@ -64,12 +68,14 @@ struct node_info {
   bool alive = true;
   /// Where the raylet's process takes connections.
   std::string contact;
+  /// The labels it joined with (see `add_node`).
+  std::map<std::string, std::string> labels;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_info& x) {
   return f(static_cast<unique_id&>(x.node), x.resources, x.raylet, x.alive,
-           x.contact);
+           x.contact, x.labels);
 }
 
 /// gcs -> raylets: the nodes of the cluster now, sent whenever one joins or

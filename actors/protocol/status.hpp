@@ -28,7 +28,8 @@ struct node_resources {
   node_id node;
   internal::resource_set total;
   internal::resource_set available;
-  /// Requests waiting at this node that no live node can ever fit.
+  /// Requests waiting at this node that no live node can ever fit, one
+  /// entry per request (the autoscaler sizes the cluster by them).
   std::vector<internal::resource_set> infeasible;
   /// Requests waiting at this node for resources that are busy now, one
   /// entry per request.

@@ -234,8 +234,7 @@ protocol::node_resources node_resources(raylet_actor* self) {
   for (auto& req : st.queue) {
     if (runnable_now(self, req))
       result.waiting.push_back(req.resources);
-    else if (std::find(result.infeasible.begin(), result.infeasible.end(),
-                       req.resources) == result.infeasible.end())
+    else
       result.infeasible.push_back(req.resources);
   }
   return result;

@@ -16,8 +16,8 @@ namespace raylet_internal {
 
 protocol::add_node registration(raylet_actor* self) {
   auto& st = self->state;
-  return protocol::add_node{
-      st.cfg.node, st.cfg.resources, self_handle(self), {}, st.contact};
+  return protocol::add_node{st.cfg.node, st.cfg.resources, self_handle(self),
+                            {},          st.contact,       st.cfg.labels};
 }
 
 namespace {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -58,6 +59,8 @@ struct raylet_config {
   /// Where the node keeps the programs it fetched from the control store,
   /// by SHA-256 (see job_programs.cpp); a directory of this user's alone.
   std::string program_cache;
+  /// What the node says of itself when it joins (`add_node::labels`).
+  std::map<std::string, std::string> labels;
 };
 
 /// Spawns the raylet of one node: it owns the node's resources and worker

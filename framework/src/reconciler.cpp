@@ -51,14 +51,7 @@ reconciler::reconciler(autoscaler_config cfg, node_provider& provider,
   prefix_ = text;
   if (!storage_)
     return;
-  std::vector<instance> saved;
-  try {
-    saved = storage_->load();
-  } catch (const std::exception& e) {
-    record_failure("", "storage",
-                   std::string{"reading instances: "} + e.what());
-  }
-  for (auto& x : saved) {
+  for (auto& x : storage_->load()) {
     auto id = x.id;
     if (!x.cloud_id.empty())
       by_cloud_[x.cloud_id] = id;
@@ -483,6 +476,8 @@ void reconciler::send_terminations() {
 instance& reconciler::add(std::string node_type, instance_state state,
                           std::string why) {
   auto id = next_id("inst");
+  if (log_)
+    log_(id + " (" + node_type + ") " + to_string(state) + ": " + why);
   auto [i, fresh] = instances_.emplace(
       id, new_instance(id, std::move(node_type), state, now_, std::move(why)));
   dirty_.push_back(id);
@@ -490,6 +485,10 @@ instance& reconciler::add(std::string node_type, instance_state state,
 }
 
 void reconciler::change(instance& x, instance_state to, std::string why) {
+  if (log_ && allowed(x.state, to))
+    log_(x.id + " (" + x.node_type + ", " +
+         (x.cloud_id.empty() ? "not listed" : x.cloud_id) + ") " +
+         to_string(x.state) + " -> " + to_string(to) + ": " + why);
   if (change_state(x, to, now_, std::move(why)))
     dirty_.push_back(x.id);
   else

@@ -1,6 +1,7 @@
 // The autoscaler instance's state machine: its table, that every state is
 // reachable and can end, that an impossible change is refused, counted and
-// kept out of the history, and that the history keeps its first entry.
+// kept out of the history, and that the history keeps its first entry; and
+// an instance's bytes in the control store, whole or refused.
 
 #include <boost/test/unit_test.hpp>
 
@@ -8,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "prism/internal/instance_codec.hpp"
 #include "prism/internal/instance_state.hpp"
 
 using namespace std::chrono_literals;
@@ -111,6 +113,56 @@ BOOST_AUTO_TEST_CASE(a_long_history_keeps_its_first_and_latest_changes) {
   BOOST_TEST(x.history.size() == max_instance_history);
   BOOST_TEST(x.history.front().why == "wanted");
   BOOST_TEST(x.history.back().why == "retried");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(instance_codec)
+
+BOOST_AUTO_TEST_CASE(an_instance_survives_its_bytes_whole) {
+  auto x = new_instance("inst-3", "cpu8", instance_state::queued, t0, "wanted");
+  x.request_id = "req-1";
+  x.request_count = 2;
+  BOOST_TEST(change_state(x, instance_state::requested, t0 + 1s, "sent"));
+  BOOST_TEST(change_state(x, instance_state::allocated, t0 + 2s, "listed"));
+  x.cloud_id = "i-0abc";
+  x.address = "10.0.0.7";
+  x.launch_attempts = 2;
+  x.call_due = true;
+  x.called_at = t0 + 1s;
+  x.listed_at = t0 + 2s;
+  x.missed_listings = 1;
+  x.adopted = true;
+  auto y = decode_instance(encode_instance(x));
+  BOOST_REQUIRE(y.has_value());
+  BOOST_TEST(y->id == x.id);
+  BOOST_TEST((y->state == instance_state::allocated));
+  BOOST_TEST((y->since == t0 + 2s));
+  BOOST_TEST(y->request_id == "req-1");
+  BOOST_TEST(y->request_count == 2);
+  BOOST_TEST(y->cloud_id == "i-0abc");
+  BOOST_TEST(y->address == "10.0.0.7");
+  BOOST_TEST(y->launch_attempts == 2);
+  BOOST_TEST(y->call_due);
+  BOOST_TEST((y->called_at == t0 + 1s));
+  BOOST_TEST((y->listed_at == t0 + 2s));
+  BOOST_TEST(y->missed_listings == 1);
+  BOOST_TEST(y->adopted);
+  BOOST_TEST(y->history.size() == 3u);
+  BOOST_TEST(y->history[2].why == "listed");
+  BOOST_TEST((y->history[2].from == instance_state::requested));
+}
+
+BOOST_AUTO_TEST_CASE(damaged_bytes_are_refused_not_guessed) {
+  auto good = encode_instance(
+      new_instance("inst-4", "cpu8", instance_state::queued, t0, "wanted"));
+  BOOST_TEST(!decode_instance("").has_value());
+  BOOST_TEST(!decode_instance(good.substr(0, good.size() / 2)).has_value());
+  BOOST_TEST(!decode_instance("{\"id\": 3}").has_value());
+  auto unknown = good;
+  unknown.replace(unknown.find("\"queued\""), 8, "\"flying\"");
+  BOOST_TEST(!decode_instance(unknown).has_value());
+  BOOST_TEST(decode_instance(good).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

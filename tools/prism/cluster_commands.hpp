@@ -39,6 +39,8 @@ struct start_options {
   bool insecure = false;
   /// Where other processes reach this one when it listens on 0.0.0.0.
   std::string node_ip;
+  /// Head: the autoscaler's configuration file; empty: no autoscaler.
+  std::string autoscaler;
   /// Whether --host was given (a node's default is the interface it
   /// reaches the head from).
   bool host_given = false;

@@ -100,6 +100,9 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   start->add_option("--resources", so.resources,
                     "Custom resources of this node, as JSON: '{\"GPU\": 1}'");
+  start->add_option("--autoscaler", so.autoscaler,
+                    "Head: grow and shrink the cluster as this JSON file "
+                    "says (README, \"Autoscaler\")");
   start->add_flag("--block", so.block,
                   "Stay in the foreground until SIGTERM or SIGINT (for "
                   "systemd or a container)");

@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <iostream>
@@ -14,11 +15,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "autoscaler/local_provider.hpp"
 #include "cluster/cluster_process.hpp"
 #include "cluster/cluster_token.hpp"
 #include "cluster_commands.hpp"
 #include "common/secret.hpp"
 #include "prism/error.hpp"
+#include "prism/internal/autoscaler_config.hpp"
 #include "session.hpp"
 
 namespace prism::tools {
@@ -75,6 +78,15 @@ cluster_process::options process_options(const start_options& o) {
   po.net.connection_timeout =
       std::chrono::milliseconds{o.connection_timeout_ms};
   po.head_timeout = std::chrono::milliseconds{o.head_timeout_ms};
+  if (!o.autoscaler.empty()) {
+    if (!o.head)
+      throw invalid_argument_error("--autoscaler is for the head only");
+    po.autoscaler = internal::load_autoscaler_config(o.autoscaler);
+    po.autoscaler_log_dir = session::open().dir();
+  }
+  // A node an autoscaler's provider started says which instance it is.
+  if (const char* id = std::getenv(actors::instance_id_variable); id && *id)
+    po.labels[actors::instance_label] = id;
   if (o.head)
     actors::check_exposure(o.host, po.net.tls.enabled(), po.insecure);
   return po;

@@ -14,11 +14,13 @@
 
 #include <caf/all.hpp>
 
+#include "autoscaler/autoscaler_service.hpp"
 #include "cluster/cluster_token.hpp"
 #include "cluster/head_link.hpp"
 #include "cluster/network.hpp"
 #include "cluster_commands.hpp"
 #include "prism/error.hpp"
+#include "protocol/kv.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/status.hpp"
 #include "session.hpp"
@@ -83,6 +85,8 @@ struct status_report {
   std::vector<protocol::node_info> nodes;
   std::map<node_id, protocol::node_resources> resources;
   protocol::cluster_summary summary;
+  /// The autoscaler's status as its last pass wrote it; empty without one.
+  std::string autoscaler;
 };
 
 status_report collect(caf::actor_system& sys, const caf::actor& gcs) {
@@ -99,6 +103,15 @@ status_report collect(caf::actor_system& sys, const caf::actor& gcs) {
   self->request(gcs, ask_timeout, protocol::query_summary{})
       .receive([&](protocol::cluster_summary& s) { r.summary = std::move(s); },
                fail);
+  self->request(gcs, ask_timeout,
+                protocol::kv_get{actors::autoscaler_namespace,
+                                 actors::autoscaler_status_key})
+      .receive(
+          [&](protocol::kv_value& v) {
+            if (v.found)
+              r.autoscaler = std::move(v.value);
+          },
+          fail);
   std::stable_sort(
       r.nodes.begin(), r.nodes.end(),
       [](const auto& a, const auto& b) { return a.alive > b.alive; });
@@ -226,6 +239,8 @@ int status_command(std::string address, std::ostream& out) {
     out << "Cluster at " << where.host << ":" << where.port << "\n";
     print_nodes(out, report);
     print_summary(out, report);
+    if (!report.autoscaler.empty())
+      out << "\n" << report.autoscaler;
     out << std::flush;
     return 0;
   } catch (const std::exception& e) {

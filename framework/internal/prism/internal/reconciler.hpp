@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -105,8 +106,10 @@ std::string format_status(const autoscaler_status& status);
 class reconciler {
 public:
   /// Reads the instances `storage` holds (none if it is null), so that a
-  /// restarted head goes on where the last one stopped. `seed` seeds the
-  /// jitter and, with the time, the prefix of every id it makes.
+  /// restarted head goes on where the last one stopped; throws what
+  /// `storage->load()` throws (starting without them would launch again
+  /// what they stand for). `seed` seeds the jitter and the prefix of every
+  /// id it makes.
   reconciler(autoscaler_config cfg, node_provider& provider,
              instance_storage* storage, std::uint64_t seed);
 
@@ -125,6 +128,11 @@ public:
 
   const autoscaler_config& config() const noexcept {
     return cfg_;
+  }
+
+  /// Where it says what it does, a line per change of an instance's state.
+  void set_log(std::function<void(const std::string&)> log) {
+    log_ = std::move(log);
   }
 
 private:
@@ -185,6 +193,7 @@ private:
   std::uint64_t adopted_ = 0;
   std::uint64_t passes_ = 0;
   autoscaler_status status_;
+  std::function<void(const std::string&)> log_;
 };
 
 } // namespace prism::internal
