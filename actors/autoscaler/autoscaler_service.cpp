@@ -121,16 +121,21 @@ public:
     for (const auto& n : nodes) {
       if (!n.alive)
         continue;
-      std::optional<protocol::node_resources> r;
-      self->request(n.raylet, node_timeout, protocol::query_resources{})
-          .receive([&](protocol::node_resources& x) { r = std::move(x); },
-                   [](caf::error&) {});
-      if (!r)
-        continue;
       internal::cluster_node_view v;
       v.node_id = n.node.hex();
       if (auto l = n.labels.find(instance_label); l != n.labels.end())
         v.cloud_id = l->second;
+      std::optional<protocol::node_resources> r;
+      self->request(n.raylet, node_timeout, protocol::query_resources{})
+          .receive([&](protocol::node_resources& x) { r = std::move(x); },
+                   [](caf::error&) {});
+      if (!r) {
+        // Alive, as the control store says, but slow to answer: in the
+        // cluster, busy, and with nothing free as far as is known.
+        v.total = n.resources.to_map();
+        view.nodes.push_back(std::move(v));
+        continue;
+      }
       v.total = r->total.to_map();
       v.free = r->available.to_map();
       v.idle = r->available == r->total && r->waiting.empty() &&

@@ -1,9 +1,12 @@
 #include "autoscaler/local_provider.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 #include <sys/wait.h>
@@ -33,10 +36,68 @@ std::string instance_prefix() {
 } // namespace
 
 local_process_provider::local_process_provider(local_provider_settings settings)
-    : settings_(std::move(settings)) {}
+    : settings_(std::move(settings)), prefix_(instance_prefix()) {
+  std::lock_guard<std::mutex> guard{mu_};
+  adopt_running();
+}
+
+namespace {
+
+/// The NUL-separated strings of /proc/<pid>/<what>.
+std::vector<std::string> proc_strings(const std::string& pid,
+                                      const char* what) {
+  std::ifstream in{"/proc/" + pid + "/" + what, std::ios::binary};
+  std::vector<std::string> out;
+  std::string item;
+  while (std::getline(in, item, '\0'))
+    out.push_back(item);
+  return out;
+}
+
+/// Whether `pid` runs and is not a zombie.
+bool running(pid_t pid) {
+  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
+  std::string text;
+  std::getline(in, text);
+  auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() &&
+         text[close + 2] != 'Z';
+}
+
+} // namespace
+
+void local_process_provider::adopt_running() {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator{"/proc", ec}) {
+    auto pid = e.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    // Ours: `prism start --address <this head> --block`, with an id.
+    auto args = proc_strings(pid, "cmdline");
+    auto at = std::find(args.begin(), args.end(), "--address");
+    if (args.size() < 2 || args[1] != "start" || at == args.end() ||
+        at + 1 == args.end() || *(at + 1) != settings_.head_address)
+      continue;
+    std::map<std::string, std::string> env;
+    for (const auto& kv : proc_strings(pid, "environ"))
+      if (auto eq = kv.find('='); eq != std::string::npos)
+        env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    auto id = env[instance_id_variable];
+    auto type = env[node_type_variable];
+    if (id.empty() || !settings_.types.contains(type))
+      continue;
+    auto& n = nodes_[id];
+    n.pid = static_cast<pid_t>(std::stol(pid));
+    n.node_type = type;
+    n.request_id = env[request_id_variable];
+    n.adopted = true;
+    seen_requests_.insert(n.request_id);
+  }
+}
 
 pid_t local_process_provider::spawn(const std::string& id,
                                     const std::string& node_type,
+                                    const std::string& request_id,
                                     std::string& why) const {
   const auto& resources = settings_.types.at(node_type);
   std::vector<std::string> args{settings_.program, "start", "--address",
@@ -65,10 +126,13 @@ pid_t local_process_provider::spawn(const std::string& id,
   for (char** e = environ; *e; ++e) {
     std::string entry{*e};
     auto name = entry.substr(0, entry.find('='));
-    if (name != instance_id_variable && !settings_.environment.contains(name))
+    if (name != instance_id_variable && name != node_type_variable &&
+        name != request_id_variable && !settings_.environment.contains(name))
       env_text.push_back(std::move(entry));
   }
   env_text.push_back(std::string{instance_id_variable} + "=" + id);
+  env_text.push_back(std::string{node_type_variable} + "=" + node_type);
+  env_text.push_back(std::string{request_id_variable} + "=" + request_id);
   for (const auto& [name, value] : settings_.environment)
     env_text.push_back(name + "=" + value);
   std::vector<char*> envp;
@@ -109,11 +173,10 @@ provider_reply local_process_provider::launch(const std::string& node_type,
     return {provider_answer::rejected, "no node type " + node_type};
   if (!seen_requests_.insert(request_id).second)
     return {};
-  static const std::string prefix = instance_prefix();
   for (int k = 0; k < count; ++k) {
-    auto id = prefix + std::to_string(++next_);
+    auto id = prefix_ + std::to_string(++next_);
     std::string why;
-    auto pid = spawn(id, node_type, why);
+    auto pid = spawn(id, node_type, request_id, why);
     if (pid == 0) {
       errors_.push_back(provider_error{provider_error::what_failed::launch,
                                        request_id,
@@ -160,9 +223,14 @@ void local_process_provider::reap() {
   auto now = std::chrono::steady_clock::now();
   for (auto n = nodes_.begin(); n != nodes_.end();) {
     int status = 0;
-    auto r = n->second.exited ? 0 : ::waitpid(n->second.pid, &status, WNOHANG);
-    if (r == n->second.pid || (r < 0 && errno == ECHILD))
-      n->second.exited = true;
+    if (n->second.adopted) {
+      if (!running(n->second.pid))
+        n->second.exited = true;
+    } else if (!n->second.exited) {
+      auto r = ::waitpid(n->second.pid, &status, WNOHANG);
+      if (r == n->second.pid || (r < 0 && errno == ECHILD))
+        n->second.exited = true;
+    }
     // One that ended before any listing showed it is listed once, so that
     // the autoscaler learns it existed and sees it go.
     if (n->second.exited) {

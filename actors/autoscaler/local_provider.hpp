@@ -24,8 +24,12 @@ namespace prism::actors {
 /// its instance. The autoscaler matches nodes to instances by it.
 inline constexpr const char* instance_label = "prism.instance_id";
 
-/// The environment variable that gives `prism start` that id.
+/// The environment variables that give a node `prism start`s its instance
+/// id, and tell a provider that finds the process later its node type and
+/// request id.
 inline constexpr const char* instance_id_variable = "PRISM_INSTANCE_ID";
+inline constexpr const char* node_type_variable = "PRISM_NODE_TYPE";
+inline constexpr const char* request_id_variable = "PRISM_REQUEST_ID";
 
 struct local_provider_settings {
   /// The `prism` command, and the head its nodes join.
@@ -43,6 +47,10 @@ struct local_provider_settings {
 
 class local_process_provider : public node_provider {
 public:
+  /// Also takes over the nodes a provider of an earlier head of the same
+  /// address started on this host and that still run (found by their
+  /// environment), so that a restarted head neither loses nor duplicates
+  /// them.
   explicit local_process_provider(local_provider_settings settings);
 
   /// Leaves its nodes running: a head that restarts finds them again in
@@ -69,14 +77,21 @@ private:
     /// It exited (and was reaped), and whether a listing showed it yet.
     bool exited = false;
     bool listed = false;
+    /// Started by an earlier head: not a child, so polled, not reaped.
+    bool adopted = false;
   };
+
+  /// Takes over the nodes of an earlier head (see the constructor).
+  void adopt_running() EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   /// Starts one node; returns its pid, or 0 with `why` set.
   pid_t spawn(const std::string& id, const std::string& node_type,
-              std::string& why) const;
+              const std::string& request_id, std::string& why) const;
   void reap() EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   local_provider_settings settings_;
+  /// Begins the ids of this provider's instances; another head's differ.
+  std::string prefix_;
   mutable std::mutex mu_;
   std::map<std::string, node_process> nodes_ GUARDED_BY(mu_);
   std::set<std::string> seen_requests_ GUARDED_BY(mu_);

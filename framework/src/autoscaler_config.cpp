@@ -122,8 +122,8 @@ autoscaler_config parse_autoscaler_config(const std::string& text) {
               {"node_types", "max_workers", "idle_timeout_s", "max_pending",
                "queued_timeout_s", "request_timeout_s", "max_launch_attempts",
                "join_timeout_s", "stop_timeout_s", "missed_listings",
-               "gone_grace_s", "backoff_min_s", "backoff_max_s", "interval_s",
-               "provider"});
+               "gone_grace_s", "node_grace_s", "backoff_min_s", "backoff_max_s",
+               "interval_s", "provider"});
   autoscaler_config cfg;
   if (!j.contains("node_types") || !j.at("node_types").is_object() ||
       j.at("node_types").empty())
@@ -151,6 +151,7 @@ autoscaler_config parse_autoscaler_config(const std::string& text) {
   cfg.join_timeout = read_seconds(j, "join_timeout_s", "", cfg.join_timeout);
   cfg.stop_timeout = read_seconds(j, "stop_timeout_s", "", cfg.stop_timeout);
   cfg.gone_grace = read_seconds(j, "gone_grace_s", "", cfg.gone_grace);
+  cfg.node_grace = read_seconds(j, "node_grace_s", "", cfg.node_grace);
   cfg.type_backoff.min =
       read_seconds(j, "backoff_min_s", "", cfg.type_backoff.min);
   cfg.type_backoff.max =
@@ -166,6 +167,21 @@ autoscaler_config parse_autoscaler_config(const std::string& text) {
     refuse("interval_s", "must be 0.01 or more");
   if (cfg.type_backoff.min > cfg.type_backoff.max)
     refuse("backoff_min_s", "is above backoff_max_s");
+  if (cfg.type_backoff.min.count() < 10)
+    refuse("backoff_min_s", "must be 0.01 or more");
+  for (auto [name, value] :
+       {std::pair{"request_timeout_s", cfg.request_timeout},
+        std::pair{"join_timeout_s", cfg.join_timeout},
+        std::pair{"stop_timeout_s", cfg.stop_timeout},
+        std::pair{"queued_timeout_s", cfg.queued_timeout}})
+    if (value.count() < 1000)
+      refuse(name, "must be 1 or more");
+  int minimums = 0;
+  for (const auto& t : cfg.node_types)
+    minimums += t.min_workers;
+  if (minimums > cfg.max_workers)
+    refuse("max_workers", "is below the sum of the node types' min_workers (" +
+                              std::to_string(minimums) + ")");
   if (j.contains("provider"))
     read_provider(j.at("provider"), cfg);
   return cfg;

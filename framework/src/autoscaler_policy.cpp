@@ -197,7 +197,8 @@ private:
     }
     auto rank = [this](std::size_t i) {
       const auto& n = view_.nodes[i];
-      return is_pending(n.state) ? 3 - pending_rank(n.state) : 4;
+      // Running 4, then listed 3, launched 2, not launched 1.
+      return is_pending(n.state) ? 1 + pending_rank(n.state) : 4;
     };
     std::stable_sort(order.begin(), order.end(),
                      [&](auto a, auto b) { return rank(a) > rank(b); });

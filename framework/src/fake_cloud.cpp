@@ -1,6 +1,7 @@
 #include "prism/internal/fake_cloud.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace prism::internal {
@@ -27,6 +28,21 @@ std::chrono::milliseconds fake_cloud::between(std::chrono::milliseconds min,
   return min + upto(max - min);
 }
 
+void fake_cloud::make(const std::string& node_type,
+                      const std::string& request_id) {
+  machine m;
+  m.id = "i-" + std::to_string(++next_);
+  m.node_type = node_type;
+  m.request_id = request_id;
+  m.launched = now_;
+  m.visible = now_ + between(faults_.min_invisible, faults_.max_invisible);
+  m.found = now_ + upto(faults_.max_lookup_lag);
+  m.addressed = now_ + between(faults_.min_no_address, faults_.max_no_address);
+  m.joins = now_ + between(faults_.boot_min, faults_.boot_max);
+  m.never_joins = chance(faults_.never_joins);
+  machines_.emplace(m.id, std::move(m));
+}
+
 void fake_cloud::end(machine& m, autoscaler_time at) {
   m.ending = true;
   m.ends = at;
@@ -41,6 +57,12 @@ void fake_cloud::advance_to(autoscaler_time now) {
     return;
   auto seconds = std::chrono::duration<double>(now - now_).count();
   now_ = now;
+  if (!types_.empty() && chance(faults_.foreign_per_s * seconds)) {
+    auto pick = std::uniform_int_distribution<std::size_t>{0, types_.size() -
+                                                                  1}(random_);
+    make(std::next(types_.begin(), static_cast<std::ptrdiff_t>(pick))->first,
+         "");
+  }
   for (auto i = machines_.begin(); i != machines_.end();) {
     auto& m = i->second;
     if (m.ending && !m.ended && m.ends <= now_)
@@ -65,7 +87,10 @@ void fake_cloud::advance_to(autoscaler_time now) {
 provider_reply fake_cloud::launch(const std::string& node_type, int count,
                                   const std::string& request_id) {
   if (chance(faults_.throttle))
-    return {provider_answer::rejected, "RequestLimitExceeded"};
+    return chance(faults_.lost_reply)
+               ? provider_reply{provider_answer::unknown, "timed out"}
+               : provider_reply{provider_answer::rejected,
+                                "RequestLimitExceeded"};
   if (!types_.contains(node_type) || count <= 0)
     return {provider_answer::rejected, "InvalidParameterValue"};
   if (asked_.contains(request_id))
@@ -95,22 +120,11 @@ provider_reply fake_cloud::launch(const std::string& node_type, int count,
                                      "only " + std::to_string(made) + " of " +
                                          std::to_string(count) + " launched"});
   }
-  for (int k = 0; k < made; ++k) {
-    machine m;
-    m.id = "i-" + std::to_string(++next_);
-    m.node_type = node_type;
-    m.request_id = request_id;
-    m.launched = now_;
-    m.visible = now_ + between(faults_.min_invisible, faults_.max_invisible);
-    m.addressed =
-        now_ + between(faults_.min_no_address, faults_.max_no_address);
-    m.joins = now_ + between(faults_.boot_min, faults_.boot_max);
-    m.never_joins = chance(faults_.never_joins);
-    machines_.emplace(m.id, std::move(m));
-  }
+  for (int k = 0; k < made; ++k)
+    make(node_type, request_id);
   made_[request_id] = made;
   if (chance(faults_.lost_reply))
-    return {provider_answer::unknown, "the request timed out"};
+    return {provider_answer::unknown, "timed out"};
   return {};
 }
 
@@ -125,8 +139,8 @@ provider_reply fake_cloud::terminate(const std::vector<std::string>& ids,
   std::vector<std::string> failed;
   for (const auto& id : ids) {
     auto i = machines_.find(id);
-    // A lookup by id misses instances not yet visible, as EC2's does.
-    if (i == machines_.end() || i->second.visible > now_) {
+    // A lookup by id misses young instances for a while, as EC2's does.
+    if (i == machines_.end() || i->second.found > now_) {
       not_found.push_back(id);
       continue;
     }
@@ -162,6 +176,8 @@ instance_listing fake_cloud::non_terminated() {
     if (m.visible > now_ || (m.ended && m.unlisted <= now_))
       continue;
     if (now_ - m.launched < faults_.young && chance(faults_.drop_young))
+      continue;
+    if (chance(faults_.drop_any))
       continue;
     out.instances.push_back(
         cloud_instance{m.id, m.node_type, m.request_id,

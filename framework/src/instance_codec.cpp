@@ -49,7 +49,7 @@ std::string encode_instance(const instance& x) {
          {"call_due", x.call_due},
          {"called_at", ms(x.called_at)},
          {"retry_at", ms(x.retry_at)},
-         {"listed_at", ms(x.listed_at)},
+         {"seen_at", ms(x.seen_at)},
          {"missed_listings", x.missed_listings},
          {"idle", x.idle},
          {"idle_since", ms(x.idle_since)},
@@ -80,7 +80,7 @@ std::optional<instance> decode_instance(const std::string& text) {
     x.call_due = j.at("call_due").get<bool>();
     x.called_at = at(j, "called_at");
     x.retry_at = at(j, "retry_at");
-    x.listed_at = at(j, "listed_at");
+    x.seen_at = at(j, "seen_at");
     x.missed_listings = j.at("missed_listings").get<int>();
     x.idle = j.at("idle").get<bool>();
     x.idle_since = at(j, "idle_since");

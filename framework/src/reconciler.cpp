@@ -53,8 +53,13 @@ reconciler::reconciler(autoscaler_config cfg, node_provider& provider,
     return;
   for (auto& x : storage_->load()) {
     auto id = x.id;
-    if (!x.cloud_id.empty())
-      by_cloud_[x.cloud_id] = id;
+    // Of two records of one cloud id (one that ended, one adopted when it
+    // was listed again), the one not terminated is the instance's.
+    if (!x.cloud_id.empty()) {
+      auto [k, fresh] = by_cloud_.emplace(x.cloud_id, id);
+      if (!fresh && x.state != instance_state::terminated)
+        k->second = id;
+    }
     if (!x.request_id.empty())
       by_request_[x.request_id].push_back(id);
     instances_.emplace(std::move(id), std::move(x));
@@ -73,9 +78,10 @@ void reconciler::step(autoscaler_time now, const cluster_view& cluster) {
     enforce_deadlines();
     decide(cluster);
     // Request ids are written before the provider sees them: a head that
-    // dies in between launches again with the same ids, never new ones.
-    persist();
-    act();
+    // dies in between launches again with the same ids, never new ones. If
+    // they cannot be written, nothing is sent this pass.
+    if (persist())
+      act();
     persist();
     retire_terminated();
     build_status(cluster);
@@ -83,6 +89,8 @@ void reconciler::step(autoscaler_time now, const cluster_view& cluster) {
     // Nothing above throws by design; if something does, this pass ends and
     // the next one starts again from what was recorded.
     record_failure("", "internal", std::string{"a pass failed: "} + e.what());
+  } catch (...) {
+    record_failure("", "internal", "a pass failed: a non-exception was thrown");
   }
 }
 
@@ -94,6 +102,10 @@ void reconciler::observe_errors() {
     errors = provider_.poll_errors();
   } catch (const std::exception& e) {
     record_failure("", "provider", std::string{"polling errors: "} + e.what());
+    return;
+  } catch (...) {
+    record_failure("", "provider",
+                   "polling errors: a non-exception was thrown");
     return;
   }
   for (auto& e : errors) {
@@ -149,6 +161,9 @@ void reconciler::observe_listing() {
   } catch (const std::exception& e) {
     listing.ok = false;
     listing.error = std::string{"the provider threw: "} + e.what();
+  } catch (...) {
+    listing.ok = false;
+    listing.error = "the provider threw a non-exception";
   }
   if (!listing.ok) {
     // Says nothing of what exists: nobody counts as missing.
@@ -164,20 +179,32 @@ void reconciler::observe_listing() {
       auto& x = instances_.at(k->second);
       if (x.state != instance_state::terminated) {
         x.missed_listings = 0;
+        x.seen_at = now_;
         if (!c.address.empty() && x.address != c.address) {
           x.address = c.address;
           dirty_.push_back(x.id);
         }
         continue;
       }
-      // Listed again after it counted as gone: a new instance to us.
+      // Listed again after it counted as gone: a new instance to us, or
+      // (if it went because it was terminated) one to terminate again.
+    }
+    bool ended_by_us = false;
+    if (auto k = by_cloud_.find(c.id); k != by_cloud_.end()) {
+      const auto& old = instances_.at(k->second);
+      ended_by_us = !old.history.empty() &&
+                    old.history.back().from != instance_state::allocated &&
+                    old.history.back().from != instance_state::running;
     }
     instance* owner = nullptr;
     if (auto r = by_request_.find(c.request_id);
         !c.request_id.empty() && r != by_request_.end())
       for (const auto& id : r->second) {
         auto& x = instances_.at(id);
-        if (x.cloud_id.empty() && (x.state == instance_state::requested ||
+        // Queued too: a head that died after it sent the launch and
+        // before it wrote so comes back with the instance queued.
+        if (x.cloud_id.empty() && (x.state == instance_state::queued ||
+                                   x.state == instance_state::requested ||
                                    x.state == instance_state::stopping)) {
           owner = &x;
           break;
@@ -185,6 +212,12 @@ void reconciler::observe_listing() {
       }
     if (owner) {
       listed(*owner, c);
+      if (owner->state == instance_state::queued) {
+        ++owner->launch_attempts;
+        owner->called_at = now_;
+        change(*owner, instance_state::requested,
+               "its launch was sent before the autoscaler restarted");
+      }
       if (owner->state == instance_state::requested) {
         change(*owner, instance_state::allocated,
                "listed by the provider as " + c.id);
@@ -206,16 +239,20 @@ void reconciler::observe_listing() {
     x.request_id = c.request_id;
     listed(x, c);
     ++adopted_;
+    if (ended_by_us)
+      stop(x, "listed again after it was terminated: terminated again");
   }
   for (auto& [id, x] : instances_) {
     if (x.cloud_id.empty() || x.state == instance_state::terminated ||
         seen.contains(x.cloud_id))
       continue;
-    if (++x.missed_listings < cfg_.missed_listings ||
-        now_ - x.listed_at < cfg_.gone_grace)
-      continue;
     auto stopping = x.state == instance_state::stopping ||
                     x.state == instance_state::termination_failed;
+    // One being terminated and no longer listed is what was asked: no grace
+    // (if it shows again, it is terminated again).
+    if (++x.missed_listings < cfg_.missed_listings ||
+        (!stopping && now_ - x.seen_at < cfg_.gone_grace))
+      continue;
     if (!stopping)
       record_failure(x.node_type, "vanished",
                      x.cloud_id + " is no longer listed (preempted, or ended "
@@ -235,8 +272,11 @@ void reconciler::observe_cluster(const cluster_view& cluster) {
       nodes.emplace(n.cloud_id, &n);
   for (auto& [id, x] : instances_) {
     if (x.state != instance_state::allocated &&
-        x.state != instance_state::running)
+        x.state != instance_state::running) {
+      if (!node_missing_.empty())
+        node_missing_.erase(id);
       continue;
+    }
     auto n = nodes.find(x.cloud_id);
     if (x.state == instance_state::allocated) {
       if (n == nodes.end())
@@ -250,12 +290,18 @@ void reconciler::observe_cluster(const cluster_view& cluster) {
       continue;
     }
     if (n == nodes.end()) {
+      auto [since, first] = node_missing_.emplace(id, now_);
+      if (now_ - since->second < cfg_.node_grace)
+        continue;
+      node_missing_.erase(since);
       record_failure(x.node_type, "node_died",
                      "node " + x.node_id + " on " + x.cloud_id +
                          " left the cluster");
-      stop(x, "its node " + x.node_id + " left the cluster");
+      stop(x, "its node " + x.node_id + " left the cluster " +
+                  seconds(cfg_.node_grace) + " ago or more");
       continue;
     }
+    node_missing_.erase(id);
     x.idle = n->second->idle;
     x.idle_since = n->second->idle_since;
   }
@@ -307,7 +353,7 @@ void reconciler::enforce_deadlines() {
             cfg_.request_timeout * cfg_.max_launch_attempts)
           change(x, instance_state::terminated,
                  "cancelled, and nothing was listed for its request");
-      } else if (!x.call_due && in_state >= cfg_.stop_timeout) {
+      } else if (!x.call_due && now_ - x.called_at >= cfg_.stop_timeout) {
         x.retry_at = now_ + draw_backoff(x.terminate_attempts);
         change(x, instance_state::termination_failed,
                "still listed " + seconds(cfg_.stop_timeout) +
@@ -339,13 +385,14 @@ void reconciler::decide(const cluster_view& cluster) {
   for (const auto& [type, h] : health_)
     if (now_ < h.until)
       view.backed_off.insert(type);
+  std::unordered_set<std::string> counted;
   for (const auto& n : cluster.nodes) {
     if (!n.cloud_id.empty() && !by_cloud_.contains(n.cloud_id))
       continue; // joined before the provider listed it: counted once listed
     capacity_node c;
     if (!n.cloud_id.empty()) {
       const auto& x = instances_.at(by_cloud_.at(n.cloud_id));
-      if (x.state != instance_state::running)
+      if (x.state != instance_state::running || !counted.insert(x.id).second)
         continue;
       c.instance_id = x.id;
       c.node_type = x.node_type;
@@ -357,6 +404,16 @@ void reconciler::decide(const cluster_view& cluster) {
     view.nodes.push_back(std::move(c));
   }
   for (const auto& [id, x] : instances_) {
+    if (x.state == instance_state::running && !counted.contains(id)) {
+      // Its node is missing from the cluster for now: it counts toward the
+      // maximums, busy, with nothing free.
+      capacity_node c;
+      c.instance_id = id;
+      c.node_type = x.node_type;
+      c.since = x.since;
+      view.nodes.push_back(std::move(c));
+      continue;
+    }
     if (!is_pending(x.state))
       continue;
     capacity_node c;
@@ -369,10 +426,10 @@ void reconciler::decide(const cluster_view& cluster) {
     view.nodes.push_back(std::move(c));
   }
   // The same view, whatever order the hash map iterates in.
-  std::sort(view.nodes.begin(), view.nodes.end(),
-            [](const auto& a, const auto& b) {
-              return a.instance_id < b.instance_id;
-            });
+  std::stable_sort(view.nodes.begin(), view.nodes.end(),
+                   [](const auto& a, const auto& b) {
+                     return a.instance_id < b.instance_id;
+                   });
   auto plan = plan_scaling(cfg_, view);
   for (auto& [id, why] : plan.stop)
     if (auto i = instances_.find(id); i != instances_.end())
@@ -413,12 +470,34 @@ void reconciler::send_launches() {
   for (auto& [request, group] : due) {
     auto& first = *group.front();
     auto type = first.node_type;
+    // A first launch asks for the instances of its request still wanted
+    // (some may have been cancelled while it waited); a retry asks for what
+    // the first asked.
+    auto fresh = first.state == instance_state::queued;
+    if (fresh)
+      for (auto* x : group)
+        x->request_count = static_cast<int>(group.size());
     auto count = first.request_count;
     auto reply =
         guarded([&] { return provider_.launch(type, count, request); });
     if (reply.answer == provider_answer::rejected) {
       type_failed(type, "refused",
                   "launch " + request + " refused: " + reply.message);
+      for (auto* x : group) {
+        if (fresh) {
+          // Nothing was made: the demand is planned again, on another
+          // type while this one backs off.
+          change(*x, instance_state::terminated,
+                 "its launch was refused: " + reply.message);
+        } else {
+          // Counted, so that a provider that refuses every retry still
+          // ends the request at its deadline.
+          ++x->launch_attempts;
+          x->called_at = now_;
+          x->call_due = false;
+          dirty_.push_back(x->id);
+        }
+      }
       continue;
     }
     for (auto* x : group) {
@@ -517,7 +596,7 @@ void reconciler::stop(instance& x, std::string why) {
 void reconciler::listed(instance& x, const cloud_instance& c) {
   x.cloud_id = c.id;
   x.address = c.address;
-  x.listed_at = now_;
+  x.seen_at = now_;
   x.missed_listings = 0;
   by_cloud_[c.id] = x.id;
   dirty_.push_back(x.id);
@@ -526,9 +605,16 @@ void reconciler::listed(instance& x, const cloud_instance& c) {
 void reconciler::type_failed(const std::string& type, std::string cause,
                              std::string message) {
   auto& h = health_[type];
+  // One failure a pass: eight instances of one failed launch are one
+  // failure, not eight doublings of the backoff.
+  if (h.failed_at == now_ && h.failures > 0) {
+    record_failure(type, std::move(cause), std::move(message));
+    return;
+  }
+  h.failed_at = now_;
   ++h.failures;
   auto pause = draw_backoff(h.failures);
-  h.until = now_ + pause;
+  h.until = std::max(h.until, now_ + pause);
   record_failure(type, std::move(cause),
                  std::move(message) + "; " + type + " backed off for " +
                      seconds(pause));
@@ -551,11 +637,11 @@ std::string reconciler::next_id(const char* kind) {
   return std::string{kind} + "-" + prefix_ + "-" + std::to_string(++next_);
 }
 
-void reconciler::persist() {
+bool reconciler::persist() {
   if (!storage_) {
     dirty_.clear();
     erased_.clear();
-    return;
+    return true;
   }
   std::sort(dirty_.begin(), dirty_.end());
   dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
@@ -570,9 +656,11 @@ void reconciler::persist() {
     if (!erased_.empty())
       storage_->erase(erased_);
     erased_.clear();
+    return true;
   } catch (const std::exception& e) {
     // Kept dirty: written on the next pass.
     record_failure("", "storage", std::string{"saving instances: "} + e.what());
+    return false;
   }
 }
 

@@ -69,6 +69,7 @@ std::string write_config() {
     "join_timeout_s": 60,
     "missed_listings": 2,
     "gone_grace_s": 1,
+    "node_grace_s": 1,
     "backoff_min_s": 0.5,
     "backoff_max_s": 5
   })";
@@ -135,6 +136,49 @@ BOOST_AUTO_TEST_CASE(demand_beyond_the_head_gets_nodes_that_go_once_idle) {
       (contains(status.out, "node_died") || contains(status.out, "vanished")),
       status.out);
   BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_restarted_head_keeps_its_nodes_and_launches_none_again) {
+  auto path = fs::temp_directory_path() /
+              ("prism-autoscaler-min-" + std::to_string(::getpid()) + ".json");
+  std::ofstream{path} << R"({
+    "node_types": {"cpu2": {"resources": {"CPU": 2}, "min_workers": 2,
+                            "max_workers": 2}},
+    "interval_s": 0.25
+  })";
+  auto o = attached_cluster(0);
+  o.attach = false;
+  o.flags = {"--autoscaler", path.string()};
+  process_cluster cluster{o};
+  auto idle_two = [&] {
+    auto r = cluster.run({"status"});
+    return contains(r.out, "Idle:\n 2 cpu2");
+  };
+  BOOST_TEST(eventually(60s, idle_two));
+  auto before = node_pids(cluster.session_dir());
+  BOOST_TEST(before.size() == 2u);
+
+  // Killed and started again on its storage: it reads its instances from
+  // the control store, finds their processes, and its nodes rejoin.
+  cluster.restart_head();
+  BOOST_TEST(eventually(60s, idle_two));
+  // Two passes more, and still the same two nodes: none launched again.
+  auto stamp = [&] {
+    auto out = cluster.run({"status"}).out;
+    auto at = out.find("Autoscaler status: ");
+    return at == std::string::npos ? std::string{} : out.substr(at, 40);
+  };
+  auto first = stamp();
+  BOOST_TEST(eventually(10s, [&] {
+    auto now = stamp();
+    return !now.empty() && now != first;
+  }));
+  BOOST_TEST((node_pids(cluster.session_dir()) == before));
+  auto status = cluster.run({"status"});
+  BOOST_TEST((!contains(status.out, "Pending:\n 1") &&
+              !contains(status.out, "Pending:\n 2")),
+             status.out);
+  fs::remove(path);
 }
 
 BOOST_AUTO_TEST_CASE(a_bad_configuration_stops_the_head_at_start) {

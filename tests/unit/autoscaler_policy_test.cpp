@@ -241,6 +241,19 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(plan.launch.empty());
 }
 
+BOOST_AUTO_TEST_CASE(demand_fills_the_most_advanced_pending_node_first) {
+  auto cfg = config();
+  auto v = view_with(copies({{"CPU", 2}}, 1));
+  v.nodes.push_back(pending("q", "small", instance_state::queued, cfg));
+  v.nodes.push_back(pending("a", "small", instance_state::allocated, cfg));
+  auto plan = plan_scaling(cfg, v);
+  // One node's worth of demand: the listed one serves it, the one not yet
+  // launched goes.
+  BOOST_TEST(stopped(plan, "q"));
+  BOOST_TEST(!stopped(plan, "a"));
+  BOOST_TEST(plan.launch.empty());
+}
+
 BOOST_AUTO_TEST_CASE(nodes_nobody_manages_serve_demand_and_are_never_stopped) {
   auto v = view_with(copies({{"CPU", 1}}, 2));
   capacity_node head;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -123,9 +124,24 @@ public:
       if (made > asked.at(request))
         return fail("request " + request + " made " + std::to_string(made) +
                     " instances for " + std::to_string(asked.at(request)));
+    // Every request made no more instances than the autoscaler sent it for
+    // (its instances that reached the provider, in all passes so far).
+    for (const auto& [id, x] : reconciler_->instances())
+      if (x.launch_attempts > 0)
+        sent_[x.request_id].insert(id);
+    for (const auto& [request, made] : cloud_.made_per_request())
+      if (made > static_cast<int>(sent_[request].size()))
+        return fail("request " + request + " made " + std::to_string(made) +
+                    " instances, for " + std::to_string(sent_[request].size()) +
+                    " sent");
     std::map<std::string, int> active;
+    std::map<std::string, std::string> live_cloud_ids;
     int total = 0;
     for (const auto& [id, x] : reconciler_->instances()) {
+      if (!x.cloud_id.empty() && x.state != instance_state::terminated &&
+          !live_cloud_ids.emplace(x.cloud_id, id).second)
+        return fail(id + " and " + live_cloud_ids[x.cloud_id] +
+                    " both stand for " + x.cloud_id);
       for (std::size_t k = 1; k < x.history.size(); ++k)
         if (!prism::internal::allowed(x.history[k].from, x.history[k].to))
           return fail(id + " made an illegal change");
@@ -219,6 +235,8 @@ private:
   std::uint64_t illegal_at_start_ =
       prism::internal::illegal_instance_transitions();
   std::string violation_;
+  /// Instances the autoscaler sent a launch for, by request id.
+  std::map<std::string, std::set<std::string>> sent_;
 };
 
 } // namespace prism::testing::autoscaling

@@ -130,7 +130,7 @@ BOOST_AUTO_TEST_CASE(an_instance_survives_its_bytes_whole) {
   x.launch_attempts = 2;
   x.call_due = true;
   x.called_at = t0 + 1s;
-  x.listed_at = t0 + 2s;
+  x.seen_at = t0 + 2s;
   x.missed_listings = 1;
   x.adopted = true;
   auto y = decode_instance(encode_instance(x));
@@ -145,7 +145,7 @@ BOOST_AUTO_TEST_CASE(an_instance_survives_its_bytes_whole) {
   BOOST_TEST(y->launch_attempts == 2);
   BOOST_TEST(y->call_due);
   BOOST_TEST((y->called_at == t0 + 1s));
-  BOOST_TEST((y->listed_at == t0 + 2s));
+  BOOST_TEST((y->seen_at == t0 + 2s));
   BOOST_TEST(y->missed_listings == 1);
   BOOST_TEST(y->adopted);
   BOOST_TEST(y->history.size() == 3u);

@@ -57,6 +57,9 @@ fake_cloud_faults misbehaving(std::mt19937_64& gen) {
   f.max_invisible = ms(60);
   f.drop_young = p(0.5);
   f.young = 30s;
+  f.drop_any = p(0.2);
+  f.max_lookup_lag = ms(90);
+  f.foreign_per_s = p(0.005);
   f.max_no_address = ms(60);
   f.max_linger = ms(60);
   f.throttle = p(0.3);
@@ -102,6 +105,8 @@ std::string run_seed(std::uint64_t seed) {
   }
   if (!sim.violation().empty())
     return sim.violation();
+  // Nobody else launches anything from now on.
+  sim.cloud().faults().foreign_per_s = 0;
   // Demand that cannot be served (infeasible, or beyond every maximum)
   // would wait forever: drop it, as its job ending would.
   sim.run_until([&] { return sim.work().running() == 0; }, 2h, 5s);

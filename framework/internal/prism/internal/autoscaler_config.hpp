@@ -52,6 +52,10 @@ struct autoscaler_config {
   /// missed it and it was listed at least `gone_grace` ago: listings lag.
   int missed_listings = 3;
   std::chrono::milliseconds gone_grace{60000};
+  /// A running instance whose node has been missing from the cluster this
+  /// long has lost its node (one restarting control store, or one pass in
+  /// which the node did not answer, is not that).
+  std::chrono::milliseconds node_grace{10000};
   /// The pause after a node type's launch failed, doubling with each
   /// failure in a row, drawn at random below it (full jitter). While it
   /// lasts, demand goes to other node types.

@@ -29,9 +29,13 @@ struct fake_cloud_faults {
   std::chrono::milliseconds min_invisible{0};
   std::chrono::milliseconds max_invisible{0};
   /// The chance that a listing leaves out an instance younger than
-  /// `young`.
+  /// `young`, and the chance it leaves out any instance.
   double drop_young = 0;
   std::chrono::milliseconds young{30000};
+  double drop_any = 0;
+  /// A lookup by id (a termination) misses an instance for this long after
+  /// its launch: "InvalidInstanceID.NotFound".
+  std::chrono::milliseconds max_lookup_lag{0};
   /// A listed instance has no address for this long after its launch.
   std::chrono::milliseconds min_no_address{0};
   std::chrono::milliseconds max_no_address{0};
@@ -41,8 +45,12 @@ struct fake_cloud_faults {
   double throttle = 0;
   /// The chance a launch makes only some of its instances.
   double partial_launch = 0;
-  /// The chance a launch that happened answers "unknown".
+  /// The chance a launch answers "unknown", whether it happened or was
+  /// throttled.
   double lost_reply = 0;
+  /// The chance per second that somebody else launches an instance (no
+  /// request id) of a random node type.
+  double foreign_per_s = 0;
   /// Per node type: the chance a launch fails for lack of capacity.
   std::map<std::string, double> no_capacity;
   /// The chance an instance boots but its node never joins.
@@ -124,6 +132,7 @@ private:
     std::string request_id;
     autoscaler_time launched{};
     autoscaler_time visible{};
+    autoscaler_time found{};
     autoscaler_time addressed{};
     autoscaler_time joins{};
     bool never_joins = false;
@@ -139,6 +148,7 @@ private:
   std::chrono::milliseconds between(std::chrono::milliseconds min,
                                     std::chrono::milliseconds max);
   void end(machine& m, autoscaler_time at);
+  void make(const std::string& node_type, const std::string& request_id);
 
   std::mt19937_64 random_;
   fake_cloud_faults faults_;

@@ -140,9 +140,9 @@ struct instance {
   autoscaler_time called_at{};
   /// A termination that failed is sent again at this time.
   autoscaler_time retry_at{};
-  /// When the provider first listed it, and how many listings in a row did
-  /// not show it since.
-  autoscaler_time listed_at{};
+  /// When a listing last showed it, and how many listings in a row did not
+  /// show it since.
+  autoscaler_time seen_at{};
   int missed_listings = 0;
   /// Whether its node runs nothing, and since when (while running).
   bool idle = false;

@@ -161,13 +161,17 @@ private:
   void record_failure(std::string type, std::string cause, std::string message);
   std::chrono::milliseconds draw_backoff(int failures);
   std::string next_id(const char* kind);
-  void persist();
+  /// Writes what changed; false if the storage failed (kept for the next
+  /// pass).
+  bool persist();
   void retire_terminated();
   void build_status(const cluster_view& cluster);
 
   struct type_health {
     int failures = 0;
     autoscaler_time until{};
+    /// The pass of its latest failure.
+    autoscaler_time failed_at{};
   };
 
   autoscaler_config cfg_;
@@ -187,6 +191,8 @@ private:
   std::vector<std::string> dirty_;
   std::vector<std::string> erased_;
   std::map<std::string, type_health> health_;
+  /// Running instances whose node is missing from the cluster, since when.
+  std::unordered_map<std::string, autoscaler_time> node_missing_;
   std::deque<autoscaler_failure> failures_;
   std::vector<std::pair<resource_map, int>> infeasible_;
   std::vector<std::pair<resource_map, int>> waiting_;
