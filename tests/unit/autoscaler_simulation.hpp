@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -85,9 +86,16 @@ public:
     now_ += tick;
     cloud_.advance_to(now_);
     work_.advance(now_, cloud_.joined());
-    reconciler_->step(now_, work_.view());
+    auto view = work_.view();
+    if (edit_view)
+      edit_view(view);
+    reconciler_->step(now_, view);
     check();
   }
+
+  /// Changes what the cluster reports before each pass (a node left out,
+  /// say), if set.
+  std::function<void(prism::internal::cluster_view&)> edit_view;
 
   /// Steps until `done()` or `limit` passed; returns whether it is done.
   template <class Done>

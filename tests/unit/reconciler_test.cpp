@@ -314,6 +314,69 @@ BOOST_AUTO_TEST_CASE(a_restarted_head_goes_on_without_launching_again) {
   BOOST_TEST(sim.violation() == "");
 }
 
+BOOST_AUTO_TEST_CASE(a_node_missing_for_less_than_its_grace_is_not_replaced) {
+  auto cfg = two_types();
+  cfg.node_grace = 10s;
+  simulation sim{cfg, healthy(), 9};
+  sim.work().submit({{"CPU", 8}}, 1, 3600s);
+  BOOST_TEST(sim.run_until([&] { return sim.work().waiting() == 0; }, 60s));
+  BOOST_TEST(sim.count(instance_state::running) == 1);
+  // Its node does not answer for 8 s (a slow pass, a control store that
+  // restarts): nothing happens.
+  sim.edit_view = [](prism::internal::cluster_view& v) {
+    std::erase_if(v.nodes, [](const auto& n) { return !n.cloud_id.empty(); });
+  };
+  for (int k = 0; k < 8; ++k)
+    sim.step(1s);
+  BOOST_TEST(sim.count(instance_state::running) == 1);
+  BOOST_TEST(sim.made() == 1);
+  // Back in time: still nothing. Gone for longer than the grace: its
+  // instance is terminated, and its task gets another.
+  sim.edit_view = nullptr;
+  sim.step(1s);
+  auto gone_at = sim.now();
+  sim.edit_view = [](prism::internal::cluster_view& v) {
+    std::erase_if(v.nodes, [](const auto& n) { return !n.cloud_id.empty(); });
+  };
+  BOOST_TEST(sim.run_until(
+      [&] { return sim.count(instance_state::running) == 0; }, 30s));
+  BOOST_TEST((sim.now() - gone_at >= cfg.node_grace));
+  sim.edit_view = nullptr;
+  BOOST_TEST(sim.run_until(
+      [&] { return sim.made() == 2 && sim.work().waiting() == 0; }, 120s));
+  bool reported = false;
+  for (const auto& f : sim.autoscaler().status().failures)
+    reported = reported || f.cause == "node_died";
+  BOOST_TEST(reported);
+  BOOST_TEST(sim.violation() == "");
+}
+
+BOOST_AUTO_TEST_CASE(
+    an_instance_listed_again_after_its_termination_ends_again) {
+  auto cfg = two_types();
+  cfg.idle_timeout = 10s;
+  auto faults = healthy();
+  simulation sim{cfg, faults, 10};
+  sim.work().submit({{"CPU", 8}}, 1, 5s);
+  BOOST_TEST(sim.run_until([&] { return sim.work().finished() == 1; }, 60s));
+  // Its termination takes long, and meanwhile listings miss it: it counts
+  // as terminated, then shows up again, still running.
+  sim.cloud().faults().max_terminate_delay = 3600s;
+  BOOST_TEST(sim.run_until(
+      [&] { return sim.count(instance_state::stopping) == 1; }, 60s));
+  sim.cloud().faults().drop_any = 1.0;
+  BOOST_TEST(sim.run_until(
+      [&] { return sim.count(instance_state::terminated) == 1; }, 60s));
+  sim.cloud().faults().drop_any = 0;
+  sim.step(1s);
+  // Adopted, and terminated again at once, not taken for capacity.
+  BOOST_TEST(sim.autoscaler().status().adopted == 1u);
+  BOOST_TEST(sim.count(instance_state::stopping) == 1);
+  BOOST_TEST(sim.count(instance_state::allocated) == 0);
+  BOOST_TEST(sim.made() == 1);
+  BOOST_TEST(sim.violation() == "");
+}
+
 BOOST_AUTO_TEST_CASE(a_failing_storage_loses_nothing_once_it_recovers) {
   simulation sim{two_types(), healthy(), 8};
   sim.storage().failing = true;
