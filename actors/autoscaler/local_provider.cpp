@@ -152,6 +152,9 @@ pid_t local_process_provider::spawn(const std::string& id,
       ::dup2(in, STDIN_FILENO);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(out, STDERR_FILENO);
+    // Nothing of the head's but the three: a node must not hold the head's
+    // port or files open past the head's end.
+    ::close_range(3, ~0U, 0);
     // Its own process group: a signal to the head's group is not its.
     ::setpgid(0, 0);
     ::execve(argv[0], argv.data(), envp.data());
