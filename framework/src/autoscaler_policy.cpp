@@ -8,9 +8,6 @@
 
 namespace prism::internal {
 
-namespace {
-
-/// How many copies of `need` fit into `free` (INT_MAX if `need` is empty).
 int copies_that_fit(const resource_set& free, const resource_set& need) {
   int copies = INT_MAX;
   for (const auto& [name, units] : need.amounts()) {
@@ -23,6 +20,8 @@ int copies_that_fit(const resource_set& free, const resource_set& need) {
   }
   return copies;
 }
+
+namespace {
 
 void take_copies(resource_set& free, const resource_set& need, int copies) {
   for (const auto& [name, units] : need.amounts())

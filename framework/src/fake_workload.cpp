@@ -1,22 +1,10 @@
 #include "prism/internal/fake_workload.hpp"
 
 #include <algorithm>
-#include <climits>
+
+#include "prism/internal/autoscaler_policy.hpp"
 
 namespace prism::internal {
-
-namespace {
-
-int copies_in(const resource_set& free, const resource_set& need) {
-  int copies = INT_MAX;
-  for (const auto& [name, units] : need.amounts())
-    if (units > 0)
-      copies = static_cast<int>(
-          std::min<std::int64_t>(copies, free.units(name) / units));
-  return std::max(copies, 0);
-}
-
-} // namespace
 
 fake_workload::fake_workload(resource_map head, autoscaler_time start)
     : now_(start) {
@@ -78,7 +66,8 @@ void fake_workload::place() {
     for (auto& [id, n] : nodes_) {
       if (queue.empty())
         break;
-      auto take = std::min<std::size_t>(queue.size(), copies_in(n.free, need));
+      auto take =
+          std::min<std::size_t>(queue.size(), copies_that_fit(n.free, need));
       for (std::size_t k = 0; k < take; ++k) {
         auto t = queue.back();
         queue.pop_back();

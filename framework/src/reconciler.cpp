@@ -175,6 +175,7 @@ void reconciler::observe_listing() {
   for (const auto& c : listing.instances) {
     if (c.id.empty() || !seen.insert(c.id).second)
       continue;
+    bool ended_by_us = false;
     if (auto k = by_cloud_.find(c.id); k != by_cloud_.end()) {
       auto& x = instances_.at(k->second);
       if (x.state != instance_state::terminated) {
@@ -188,13 +189,9 @@ void reconciler::observe_listing() {
       }
       // Listed again after it counted as gone: a new instance to us, or
       // (if it went because it was terminated) one to terminate again.
-    }
-    bool ended_by_us = false;
-    if (auto k = by_cloud_.find(c.id); k != by_cloud_.end()) {
-      const auto& old = instances_.at(k->second);
-      ended_by_us = !old.history.empty() &&
-                    old.history.back().from != instance_state::allocated &&
-                    old.history.back().from != instance_state::running;
+      ended_by_us = !x.history.empty() &&
+                    x.history.back().from != instance_state::allocated &&
+                    x.history.back().from != instance_state::running;
     }
     instance* owner = nullptr;
     if (auto r = by_request_.find(c.request_id);

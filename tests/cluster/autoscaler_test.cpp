@@ -27,7 +27,9 @@ using namespace std::chrono_literals;
 
 namespace autoscaler_test {
 
-/// Holds 8 CPUs for `ms` milliseconds; returns the pid of its worker.
+/// Holds 8 CPUs for `ms` milliseconds; returns the pid of its worker. It
+/// sleeps because its length is the subject: it is the work that keeps a
+/// node busy while the test kills one.
 int hold(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds{ms});
   return static_cast<int>(::getpid());

@@ -19,6 +19,7 @@
 #include "prism/config.hpp"
 #include "prism/internal/autoscaler_config.hpp"
 #include "prism/internal/instance_state.hpp"
+#include "prism/internal/resource_set.hpp"
 
 namespace prism::internal {
 
@@ -73,6 +74,9 @@ scaling_plan plan_scaling(const autoscaler_config& cfg,
 std::optional<std::string>
 pick_node_type(const autoscaler_config& cfg, const resource_map& shape,
                int copies, const std::set<std::string>& can_launch);
+
+/// How many copies of `need` fit into `free` (INT_MAX if `need` is empty).
+int copies_that_fit(const resource_set& free, const resource_set& need);
 
 /// Whether some node type of `cfg` fits `shape` at all.
 bool fits_some_type(const autoscaler_config& cfg, const resource_map& shape);
