@@ -76,8 +76,7 @@ bool unwanted_instance(const gcs_state& st,
   // Started on a node that died meanwhile: the actor was placed elsewhere
   // when the node went.
   auto n = st.nodes.entries.find(msg.node);
-  return n != st.nodes.entries.end() && !n->second.info.alive &&
-         !n->second.awaited;
+  return n != st.nodes.entries.end() && n->second.state == node_state::dead;
 }
 
 } // namespace
@@ -99,7 +98,10 @@ void accept_started_instance(gcs_actor* self, protocol::actor_started& msg) {
   }
   if (repeated)
     return;
-  e.state = actor_state::alive;
+  // An actor recovered alive stays alive: its instance is confirmed, and
+  // its state does not change.
+  if (e.state != actor_state::alive && !set_state(self, e, actor_state::alive))
+    return;
   e.recovering = false;
   e.node = msg.node;
   save_actor(self, e);
@@ -196,6 +198,11 @@ caf::response_promise kill_actor(gcs_actor* self,
   } else if (a->second.host) {
     // Its down message restarts it, or ends it if no restarts are left.
     self->send_exit(a->second.host, caf::exit_reason::kill);
+  } else {
+    // Recovered and not yet reported by its node (or placed and not yet
+    // started): there is no instance to kill, and the call says so rather
+    // than let the instance its node reports later run on.
+    return reply_when_durable(self, caf::make_message(false));
   }
   return reply_when_durable(self, caf::make_message(true));
 }

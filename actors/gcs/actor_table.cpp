@@ -9,6 +9,22 @@
 
 namespace prism::actors::gcs_detail {
 
+// -- state --------------------------------------------------------------------
+
+bool set_state(gcs_actor* self, actor_entry& a, actor_state to) {
+  auto from = a.state;
+  if (internal::transition(a.state, to))
+    return true;
+  self->state.log->error("actor {}: impossible change {} -> {}, ignored",
+                         a.spec.id.hex(), internal::to_string(from),
+                         internal::to_string(to));
+  return false;
+}
+
+void restore_state(actor_entry& a, actor_state stored) {
+  a.state = stored;
+}
+
 // -- updates ------------------------------------------------------------------
 
 protocol::actor_update update_of(const actor_entry& a) {
@@ -114,11 +130,10 @@ void drop_name(actor_table& st, const actor_entry& a,
 void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
                const std::string& cause) {
   auto& st = self->state;
-  if (a.state == actor_state::dead)
+  if (a.state == actor_state::dead || !set_state(self, a, actor_state::dead))
     return;
   st.log->info("actor {} is dead ({}): {}", a.spec.id.hex(),
                internal::to_string(kind), cause);
-  a.state = actor_state::dead;
   a.death_kind = kind;
   a.death_cause = cause;
   a.recovering = false;
@@ -158,8 +173,9 @@ void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
                   std::to_string(max) + ")");
     return;
   }
+  if (!set_state(self, a, actor_state::restarting))
+    return;
   ++a.incarnation;
-  a.state = actor_state::restarting;
   self->state.log->info("restarting actor {} (restart {}): {}", a.spec.id.hex(),
                         a.incarnation, why);
   save_actor(self, a);
@@ -185,7 +201,9 @@ bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
                    std::int32_t incarnation, const node_id& node,
                    const std::string& contact) {
   auto& st = self->state.actors;
-  if (a.state == actor_state::dead || incarnation < a.incarnation)
+  // A recovered actor has no host until its node reports it: null is never
+  // an instance.
+  if (!host || a.state == actor_state::dead || incarnation < a.incarnation)
     return false;
   if (a.host == host)
     return true;

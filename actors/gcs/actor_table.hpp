@@ -32,6 +32,8 @@ using forget_atom = caf::atom_constant<caf::atom("forget")>;
 
 struct actor_entry {
   internal::actor_spec spec;
+  /// Changed only by `set_state`; set once by `restore_state` when the
+  /// actor is recovered from storage.
   actor_state state = actor_state::pending;
   caf::actor host;
   /// Where the host's process takes connections.
@@ -64,6 +66,18 @@ struct actor_table {
   std::size_t max_dead = 100000;
   bool forget_scheduled = false;
 };
+
+/// Moves `a` to `to` if the actor table allows it
+/// (internal::actor_transitions) and returns true. Otherwise logs the
+/// impossible change, which is counted, leaves `a` as it is and returns
+/// false: the caller applies nothing of the change. Every change of an
+/// actor's state goes through here.
+[[nodiscard]] bool set_state(gcs_actor* self, actor_entry& a, actor_state to);
+
+/// Gives `a`, just made from its record in storage, the state the record
+/// holds: where its life in this control store begins, not a change, so no
+/// table is checked.
+void restore_state(actor_entry& a, actor_state stored);
 
 /// What subscribers of `a` learn of it.
 protocol::actor_update update_of(const actor_entry& a);

@@ -77,6 +77,10 @@ void expire(endpoint_actor* self) {
 
 void attach(endpoint_actor* self, caf::actor gcs) {
   auto& st = self->state;
+  if (!gcs) {
+    st.log->warn("ignored a control store without a handle");
+    return;
+  }
   if (st.gcs)
     self->demonitor(st.gcs);
   st.gcs = std::move(gcs);

@@ -6,6 +6,32 @@
 
 namespace prism::actors::gcs_detail {
 
+// -- state --------------------------------------------------------------------
+
+bool set_state(gcs_actor* self, node_entry& n, node_state to) {
+  auto& st = self->state;
+  auto from = n.state;
+  if (!internal::transition(n.state, to)) {
+    st.log->error("node {}: impossible change {} -> {}, ignored",
+                  n.info.node.hex(), internal::to_string(from),
+                  internal::to_string(to));
+    return false;
+  }
+  if (from == node_state::awaited)
+    --st.nodes.awaited;
+  n.info.alive = to == node_state::alive;
+  return true;
+}
+
+void restore_state(gcs_actor* self, node_entry& n, bool stored_alive) {
+  n.state = stored_alive ? node_state::awaited : node_state::dead;
+  n.info.alive = false;
+  if (stored_alive)
+    ++self->state.nodes.awaited;
+}
+
+// -- the view of the cluster --------------------------------------------------
+
 void save_node(gcs_actor* self, const node_entry& n) {
   if (!self->state.durability.storage)
     return;
@@ -22,18 +48,19 @@ void broadcast_view(gcs_actor* self) {
   for (auto& [id, n] : self->state.nodes.entries)
     // A node still awaited after a restart is neither known alive nor dead
     // yet: left out, work pinned to it waits instead of being refused.
-    if (!n.awaited)
+    if (n.state != node_state::awaited)
       view.nodes.push_back(n.info);
   for (auto& [id, n] : self->state.nodes.entries)
-    if (n.info.alive)
+    if (n.state == node_state::alive)
       self->send(n.info.raylet, view);
 }
 
+// -- joining and leaving ------------------------------------------------------
+
 void register_node(gcs_actor* self, protocol::add_node& msg) {
   auto& st = self->state;
-  if (auto i = st.nodes.entries.find(msg.node); i != st.nodes.entries.end() &&
-                                                !i->second.awaited &&
-                                                !i->second.info.alive) {
+  if (auto i = st.nodes.entries.find(msg.node);
+      i != st.nodes.entries.end() && i->second.state == node_state::dead) {
     // Fenced: its actors restarted elsewhere and its tasks were retried;
     // nothing it reports may be applied now.
     st.log->warn("node {} was declared dead and is refused: it may join "
@@ -45,15 +72,15 @@ void register_node(gcs_actor* self, protocol::add_node& msg) {
                                       "dead; it may join again as a new node"});
     return;
   }
+  // A node new to the table joins alive; one registering again (its
+  // registration repeated after a restart of the control store) stays so.
+  auto& n = st.nodes.entries[msg.node];
+  bool was_awaited = n.state == node_state::awaited;
+  if (was_awaited && !set_state(self, n, node_state::alive))
+    return;
   self->monitor(msg.raylet);
   st.log->info("node {} joined with {{{}}}", msg.node.hex(),
                msg.resources.to_string());
-  auto& n = st.nodes.entries[msg.node];
-  bool was_awaited = n.awaited;
-  if (was_awaited) {
-    n.awaited = false;
-    --st.nodes.awaited;
-  }
   n.info = protocol::node_info{msg.node, msg.resources, msg.raylet,
                                true,     msg.contact,   msg.labels};
   count_placed_actors(self, n);
@@ -81,7 +108,8 @@ std::vector<protocol::node_info> list_nodes(const gcs_state& st) {
 namespace {
 
 void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
-  n.info.alive = false;
+  if (!set_state(self, n, node_state::dead))
+    return;
   self->state.log->warn("node {} is dead: {}", n.info.node.hex(), why);
   save_node(self, n);
   broadcast_view(self);
@@ -93,7 +121,8 @@ void node_gone(gcs_actor* self, node_entry& n, const std::string& why) {
 
 bool raylet_down(gcs_actor* self, const caf::down_msg& msg) {
   for (auto& [id, node] : self->state.nodes.entries)
-    if (node.info.alive && node.info.raylet.address() == msg.source) {
+    if (node.state == node_state::alive &&
+        node.info.raylet.address() == msg.source) {
       node_gone(self, node, self->system().render(msg.reason));
       return true;
     }

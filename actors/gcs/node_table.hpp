@@ -12,25 +12,43 @@
 
 #include "gcs/gcs_actor.hpp"
 #include "prism/ids.hpp"
+#include "prism/internal/node_state.hpp"
 #include "prism/internal/resource_set.hpp"
 #include "protocol/raylet_gcs.hpp"
 
 namespace prism::actors::gcs_detail {
 
+using internal::node_state;
+
 struct node_entry {
+  /// What raylets and `list_nodes` learn of it; `info.alive` is whether
+  /// `state` is alive, kept so by `set_state` and `restore_state`.
   protocol::node_info info;
   /// What actors may still reserve on the node.
   internal::resource_set actor_available;
   std::size_t num_actors = 0;
-  /// Alive before the control store restarted, and not registered since.
-  bool awaited = false;
+  /// A node joins alive. Changed only by `set_state`; set once by
+  /// `restore_state` when the node is recovered from storage.
+  node_state state = node_state::alive;
 };
 
 struct node_table {
   std::unordered_map<node_id, node_entry> entries;
-  /// How many entries are `awaited`.
+  /// How many entries are awaited.
   std::size_t awaited = 0;
 };
+
+/// Moves `n` to `to` if the node table allows it
+/// (internal::node_transitions) and returns true. Otherwise logs the
+/// impossible change, which is counted, leaves `n` as it is and returns
+/// false: the caller applies nothing of the change. Every change of a
+/// node's state goes through here.
+[[nodiscard]] bool set_state(gcs_actor* self, node_entry& n, node_state to);
+
+/// Gives `n`, just made from its record in storage, the state it begins
+/// with: awaited if the record says it was alive, else dead. Not a change,
+/// so no table is checked.
+void restore_state(gcs_actor* self, node_entry& n, bool stored_alive);
 
 /// Writes `n` to the storage.
 void save_node(gcs_actor* self, const node_entry& n);

@@ -52,16 +52,14 @@ void recover_nodes(gcs_actor* self,
                             caf::actor{},  false,
                             std::string{}, {}};
     n.actor_available = n.info.resources;
-    n.awaited = r.alive;
-    if (r.alive)
-      ++st.awaited;
+    restore_state(self, n, r.alive);
   }
 }
 
 /// Fills `a` from its record; false if its creation spec is unreadable (the
 /// spec then holds what the record says of it).
 bool restore_actor(actor_entry& a, persistence::actor_record& r) {
-  a.state = from_record(r.state);
+  restore_state(a, from_record(r.state));
   a.incarnation = r.num_restarts;
   a.death_kind = from_record(r.death_kind);
   a.death_cause = r.death_cause;
@@ -93,8 +91,9 @@ void revive_actor(gcs_actor* self, actor_entry& a, bool readable, bool fresh) {
   } else if (fresh) {
     // Stopped with the cluster, not failed: it comes back without using
     // a restart.
-    if (a.state == actor_state::alive)
-      a.state = actor_state::restarting;
+    if (a.state == actor_state::alive &&
+        !set_state(self, a, actor_state::restarting))
+      return;
     save_actor(self, a);
     st.actors.unplaced.push_back(a.spec.id);
   } else {
@@ -151,9 +150,8 @@ void end_awaiting_nodes(gcs_actor* self) {
   auto& st = self->state;
   bool changed = false;
   for (auto& [id, n] : st.nodes.entries)
-    if (n.awaited) {
-      n.awaited = false;
-      --st.nodes.awaited;
+    if (n.state == node_state::awaited &&
+        set_state(self, n, node_state::dead)) {
       changed = true;
       st.log->warn("node {} did not register again after the control store "
                    "restarted; it is dead",

@@ -1,14 +1,6 @@
 #include "prism/internal/instance_state.hpp"
 
-#include <atomic>
-
 namespace prism::internal {
-
-namespace {
-
-std::atomic<std::uint64_t> illegal{0};
-
-} // namespace
 
 const char* to_string(instance_state s) noexcept {
   switch (s) {
@@ -46,21 +38,19 @@ instance new_instance(std::string id, std::string node_type,
 
 bool change_state(instance& x, instance_state to, autoscaler_time now,
                   std::string why) {
-  if (!allowed(x.state, to)) {
-    illegal.fetch_add(1, std::memory_order_relaxed);
+  auto from = x.state;
+  if (!instance_state_machine::transition(x.state, to))
     return false;
-  }
   // The first change (how it began) and the latest ones tell its story.
   if (x.history.size() >= max_instance_history)
     x.history.erase(x.history.begin() + 1);
-  x.history.push_back(instance_event{now, x.state, to, std::move(why)});
-  x.state = to;
+  x.history.push_back(instance_event{now, from, to, std::move(why)});
   x.since = now;
   return true;
 }
 
 std::uint64_t illegal_instance_transitions() noexcept {
-  return illegal.load(std::memory_order_relaxed);
+  return instance_state_machine::illegal_transitions();
 }
 
 } // namespace prism::internal

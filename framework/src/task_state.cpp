@@ -1,16 +1,6 @@
 #include "prism/internal/task_state.hpp"
 
-#include "prism/testing.hpp"
-
-#include <atomic>
-
 namespace prism::internal {
-
-namespace {
-
-std::atomic<std::uint64_t> illegal{0};
-
-} // namespace
 
 const char* to_string(task_state s) noexcept {
   switch (s) {
@@ -31,16 +21,11 @@ const char* to_string(task_state s) noexcept {
 }
 
 bool transition(task_state& s, task_state to) noexcept {
-  if (!allowed(s, to)) {
-    illegal.fetch_add(1, std::memory_order_relaxed);
-    return false;
-  }
-  s = to;
-  return true;
+  return task_state_machine::transition(s, to);
 }
 
 std::uint64_t illegal_task_transitions() noexcept {
-  return illegal.load(std::memory_order_relaxed);
+  return task_state_machine::illegal_transitions();
 }
 
 } // namespace prism::internal

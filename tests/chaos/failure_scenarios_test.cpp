@@ -65,6 +65,15 @@ std::int64_t add(std::int64_t a, std::int64_t b) {
   return a + b;
 }
 
+/// `add` that holds until released: the tasks of a reduction keep their
+/// nodes busy until the test has seen nodes die under them.
+std::int64_t add_once_released(std::int64_t a, std::int64_t b) {
+  prism_test::in_flight_scope scope{in_flight};
+  ++runs;
+  wait_until([] { return release.load(); });
+  return a + b;
+}
+
 /// Says where it runs, then holds until released.
 std::int64_t held(std::int64_t x) {
   prism_test::in_flight_scope scope{in_flight};
@@ -93,6 +102,7 @@ prism::object_ref<std::string> put_data(std::string s) {
 } // namespace failure_scenarios_test
 
 PRISM_REMOTE(failure_scenarios_test::plus1, failure_scenarios_test::add,
+             failure_scenarios_test::add_once_released,
              failure_scenarios_test::held,
              failure_scenarios_test::kills_its_worker,
              failure_scenarios_test::put_data);
@@ -105,7 +115,7 @@ namespace {
 const prism::resource_map spot_node{{"CPU", 2}, {"spot", 4}};
 const prism::resource_map on_spot{{"spot", 1}};
 
-struct scenario_fixture {
+struct scenario_fixture : prism_chaos::transitions_stay_legal {
   scenario_fixture() {
     runs = 0;
     release = false;
@@ -184,6 +194,8 @@ BOOST_AUTO_TEST_CASE(kill_the_holder_of_a_result_repeatedly) {
 
 BOOST_AUTO_TEST_CASE(break_workers_during_a_tree_reduction) {
   constexpr int leaves = 128;
+  // Nodes that die while the reduction's first tasks hold theirs.
+  constexpr int min_kills = 5;
   std::vector<prism::object_ref<std::int64_t>> level;
   for (int i = 0; i < leaves; ++i)
     level.push_back(prism::put(std::int64_t{i}));
@@ -194,11 +206,18 @@ BOOST_AUTO_TEST_CASE(break_workers_during_a_tree_reduction) {
     while (level.size() > 1) {
       std::vector<prism::object_ref<std::int64_t>> next;
       for (std::size_t i = 0; i + 1 < level.size(); i += 2)
-        next.push_back(
-            prism::task(add).resources(on_spot).max_retries(-1).remote(
-                level[i], level[i + 1]));
+        next.push_back(prism::task(add_once_released)
+                           .resources(on_spot)
+                           .max_retries(-1)
+                           .remote(level[i], level[i + 1]));
       level = std::move(next);
     }
+    // No task returns before the release, so the reduction cannot end
+    // before these kills.
+    BOOST_REQUIRE_MESSAGE(
+        wait_until([&] { return killer.kills() >= min_kills; }),
+        "the killer killed " << killer.kills() << " nodes, not " << min_kills);
+    release = true;
     BOOST_TEST(prism::get(level[0], result_timeout) ==
                std::int64_t{leaves} * (leaves - 1) / 2);
     kills = killer.kills();

@@ -47,7 +47,7 @@ namespace {
 const prism::resource_map worker_node{{"CPU", 2}, {"spot", 4}};
 const prism::resource_map link_resources{{"CPU", 1}, {"spot", 1}};
 
-struct lineage_chaos_fixture {
+struct lineage_chaos_fixture : prism_chaos::transitions_stay_legal {
   lineage_chaos_fixture() {
     source_runs = 0;
   }

@@ -88,7 +88,7 @@ constexpr int min_kills = 4;
 /// A bound on the work submitted while waiting for those kills.
 constexpr int max_waves = 200;
 
-struct chaos_fixture {
+struct chaos_fixture : prism_chaos::transitions_stay_legal {
   chaos_fixture() {
     runs = 0;
     echo_runs = 0;

@@ -268,6 +268,8 @@ BOOST_AUTO_TEST_CASE(random_workloads_under_random_failures_keep_invariants) {
   for (std::uint32_t seed : {1u, 2u, 3u}) {
     BOOST_TEST_CONTEXT("seed " << seed) {
       {
+        // Ends after the cluster: checks its shutdown too.
+        prism_chaos::transitions_stay_legal legal;
         prism::testing::local_cluster cluster{
             {node_resources, node_resources, node_resources}};
         auto baseline = prism::testing::objects_in_scope();

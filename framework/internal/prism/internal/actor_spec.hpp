@@ -6,6 +6,7 @@
 
 #include "prism/detail/runtime.hpp"
 #include "prism/ids.hpp"
+#include "prism/internal/actor_state.hpp"
 #include "prism/internal/resource_set.hpp"
 
 namespace prism::internal {
@@ -37,24 +38,6 @@ typename Inspector::result_type inspect(Inspector& f, actor_spec& x) {
   return f(static_cast<unique_id&>(x.id), x.job, x.factory, x.class_tag, x.args,
            x.name, x.ns, x.detached, x.max_restarts, x.max_task_retries,
            x.max_concurrency, x.resources, static_cast<unique_id&>(x.owner));
-}
-
-/// The life of an actor: pending creation -> alive -> restarting -> alive
-/// ... -> dead.
-enum class actor_state : std::uint8_t { pending, alive, restarting, dead };
-
-inline const char* to_string(actor_state s) {
-  switch (s) {
-  case actor_state::pending:
-    return "pending";
-  case actor_state::alive:
-    return "alive";
-  case actor_state::restarting:
-    return "restarting";
-  case actor_state::dead:
-    return "dead";
-  }
-  return "unknown";
 }
 
 /// Why an actor died, for the code that acts on it (a supervisor, an owner);

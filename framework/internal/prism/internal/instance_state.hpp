@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "prism/internal/state_machine.hpp"
+
 namespace prism::internal {
 
 /// Time as the autoscaler keeps it: milliseconds since the Unix epoch, from
@@ -46,11 +48,7 @@ inline constexpr std::size_t num_instance_states = 8;
 const char* to_string(instance_state s) noexcept;
 
 /// One allowed change and when it happens.
-struct instance_transition {
-  instance_state from;
-  instance_state to;
-  const char* when;
-};
+using instance_transition = state_transition<instance_state>;
 
 /// Every allowed change. Nothing leaves `terminated`.
 inline constexpr std::array<instance_transition, 15> instance_transitions{{
@@ -86,12 +84,11 @@ inline constexpr std::array<instance_transition, 15> instance_transitions{{
      "its failure was recorded"},
 }};
 
+using instance_state_machine = state_machine<instance_transitions>;
+
 /// Whether `from -> to` is in the table.
 constexpr bool allowed(instance_state from, instance_state to) noexcept {
-  for (const auto& t : instance_transitions)
-    if (t.from == from && t.to == to)
-      return true;
-  return false;
+  return instance_state_machine::allowed(from, to);
 }
 
 /// Whether the instance is wanted and not yet in the cluster.

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "prism/internal/state_machine.hpp"
+
 namespace prism::internal {
 
 enum class task_state : std::uint8_t {
@@ -33,11 +35,7 @@ inline constexpr std::size_t num_task_states = 6;
 const char* to_string(task_state s) noexcept;
 
 /// One allowed change and when it happens.
-struct task_transition {
-  task_state from;
-  task_state to;
-  const char* when;
-};
+using task_transition = state_transition<task_state>;
 
 /// Every allowed change. Nothing leaves `forwarded`, `finished` or `failed`.
 inline constexpr std::array<task_transition, 8> task_transitions{{
@@ -57,12 +55,11 @@ inline constexpr std::array<task_transition, 8> task_transitions{{
      "exceptions)"},
 }};
 
+using task_state_machine = state_machine<task_transitions>;
+
 /// Whether `from -> to` is in the table.
 constexpr bool allowed(task_state from, task_state to) noexcept {
-  for (const auto& t : task_transitions)
-    if (t.from == from && t.to == to)
-      return true;
-  return false;
+  return task_state_machine::allowed(from, to);
 }
 
 /// Whether nothing leaves `s`.
