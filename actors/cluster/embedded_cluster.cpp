@@ -128,14 +128,16 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
 void embedded_cluster::learn_nodes(const caf::node_id& head_process) {
   auto nodes = ask_gcs<std::vector<protocol::node_info>>(
       *sys_, gcs_, protocol::list_nodes{}, "listing the cluster's nodes");
+  // Only live nodes: a dead one kept in the table (a restarted head's
+  // predecessor among them) has no raylet to reach.
+  std::erase_if(nodes, [](const auto& n) { return !n.alive || !n.raylet; });
   // The head's node first: drivers lease from it.
   std::stable_partition(nodes.begin(), nodes.end(), [&](const auto& n) {
     return n.raylet.node() == head_process;
   });
   std::lock_guard<std::mutex> guard{mu_};
   for (auto& n : nodes)
-    if (n.alive)
-      nodes_.push_back(node_entry{n.node, n.raylet, true});
+    nodes_.push_back(node_entry{n.node, n.raylet, true});
   if (nodes_.empty())
     throw gcs_unavailable_error("the cluster has no live node to run on");
 }

@@ -76,6 +76,10 @@ void enter(head_link_actor* self, const caf::actor& door) {
                                         own_contact(self->system())})
       .then(
           [self](caf::actor& remote) {
+            if (!remote) {
+              retry_later(self, "its door handed out no control store");
+              return;
+            }
             self->state.log->info("connected to the head at {} again",
                                   address_of(self->state.cfg.head));
             attach(self, std::move(remote));

@@ -276,6 +276,12 @@ void lease_spilled(owner_actor* self, protocol::lease_spillback& msg) {
   auto r = sched.requests.find(msg.request_id);
   if (r == sched.requests.end())
     return;
+  if (!msg.raylet) {
+    // The node named is gone from this process: ask the first one again.
+    auto& q = sched.queues[r->second.key];
+    self->send(r->second.raylet, lease_request_for(self, q, msg.request_id));
+    return;
+  }
   auto& q = sched.queues[r->second.key];
   r->second.raylet = msg.raylet;
   watch_raylet(self, msg.raylet);

@@ -73,7 +73,10 @@ const object_copy& nearest_copy(owner_actor* self,
     if (c.node == self->state.cfg.node)
       return c;
   for (auto& c : copies)
-    if (c.raylet.node() == self->node())
+    if (c.raylet && c.raylet.node() == self->node())
+      return c;
+  for (auto& c : copies)
+    if (c.raylet)
       return c;
   return copies.front();
 }
@@ -267,6 +270,12 @@ void pull_borrowed(owner_actor* self, const protocol::object_reply& reply,
   p.from = nearest_copy(self, reply.copies);
   p.owner = std::move(owner);
   p.attempt = reply.attempt;
+  if (!p.from.raylet) {
+    auto failed = std::move(p);
+    st.objects.pulling.erase(reply.id);
+    borrowed_read_failed(self, reply.id, failed, "no store of it is reachable");
+    return;
+  }
   watch_raylet(self, p.from.raylet);
   start_pull(self, reply.id, p);
 }

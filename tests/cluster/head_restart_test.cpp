@@ -2,6 +2,7 @@
 // nodes and drivers reconnect, every acknowledged write is there, and
 // detached actors on the other nodes keep running, reachable by name.
 
+#include <filesystem>
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
@@ -132,6 +133,54 @@ BOOST_AUTO_TEST_CASE(a_detached_actor_on_a_node_outlives_a_head_restart) {
     BOOST_REQUIRE(seen.has_value());
     BOOST_TEST(other.get(seen->task(&counter::bump).remote(), timeout) == 4);
   }
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// A driver that attaches only after the head's restart finds the old head's
+// node in the node table, dead and without a handle, and attaches to the
+// live ones: it finds a detached actor by name and calls it.
+BOOST_AUTO_TEST_CASE(a_driver_attaching_after_a_head_restart_finds_a_service) {
+  auto opts = attached_cluster(1);
+  opts.driver.ns = "services";
+  process_cluster cluster{opts};
+  cluster.add_node({"--resources", R"({"far": 1})"});
+  constexpr auto timeout = 60s;
+  auto service = prism::actor(counter::create)
+                     .name("counter")
+                     .lifetime(prism::lifetime::detached)
+                     .resources({{"far", 1}})
+                     .remote();
+  BOOST_TEST(prism::get(service.task(&counter::bump).remote(), timeout) == 1);
+  auto pid = prism::get(service.task(&counter::pid).remote(), timeout);
+  prism::shutdown();
+
+  cluster.restart_head();
+  auto status_shows = [&](const std::string& what) {
+    auto r = cluster.run({"status"});
+    return r.status == 0 && contains(r.out, what);
+  };
+  BOOST_TEST(
+      eventually(30s, [&] { return status_shows("Nodes: 3 alive, 1 dead"); }));
+
+  // A new driver: its process attaches again, as a program started now
+  // would.
+  auto cfg = opts.driver;
+  cfg.address = cluster.address();
+  if (std::filesystem::exists(cluster.session_dir() + "/token"))
+    cfg.auth_token_file = cluster.session_dir() + "/token";
+  prism::init(cfg);
+  std::optional<prism::actor_handle<counter>> found;
+  BOOST_TEST(eventually(30s, [&] {
+    try {
+      found = prism::get_actor<counter>("counter");
+    } catch (const prism::error&) {
+      found.reset();
+    }
+    return found.has_value();
+  }));
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(prism::get(found->task(&counter::bump).remote(), timeout) == 2);
+  BOOST_TEST(prism::get(found->task(&counter::pid).remote(), timeout) == pid);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 
