@@ -210,7 +210,8 @@ void use_worker_processes(caf::actor_system& sys, const config& cfg,
                     sys.render(port.error()));
   }
   rc.gate_address = address_of(host_port{"127.0.0.1", *port});
-  rc.launcher = std::make_shared<process_launcher>(fork_workers(cfg));
+  rc.launcher = std::make_shared<process_launcher>(
+      fork_workers(cfg), std::chrono::milliseconds{cfg.fork_answer_timeout_ms});
   rc.program = std::move(program);
   rc.worker_start_timeout =
       std::chrono::milliseconds{cfg.worker_start_timeout_ms};

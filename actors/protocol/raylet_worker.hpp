@@ -100,6 +100,21 @@ typename Inspector::result_type inspect(Inspector& f, worker_exited& x) {
   return f(static_cast<unique_id&>(x.worker), x.pid, x.how);
 }
 
+/// launcher -> raylet (in its process): the launch of a worker process
+/// ended: it runs as `pid` (forked from its program's fork server, or
+/// started by exec), or `error` says why none started.
+struct worker_launched {
+  worker_id worker;
+  std::int32_t pid = 0;
+  bool forked = false;
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_launched& x) {
+  return f(static_cast<unique_id&>(x.worker), x.pid, x.forked, x.error);
+}
+
 /// raylet -> itself: the time a worker process had to register, or to
 /// exit after its connection dropped, is up.
 struct check_worker_process {

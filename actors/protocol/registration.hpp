@@ -84,6 +84,7 @@ using message_types = caf::detail::type_list<
     message_type<worker_welcome, "prism.worker_welcome">,
     message_type<worker_ready, "prism.worker_ready">,
     message_type<worker_exited, "prism.worker_exited">,
+    message_type<worker_launched, "prism.worker_launched">,
     message_type<check_worker_process, "prism.check_worker_process">,
     message_type<gate_target, "prism.gate_target">,
     message_type<count_workers, "prism.count_workers">,

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <poll.h>
 #include <spawn.h>
@@ -139,10 +140,6 @@ bool send_kill(int pidfd, pid_t pid) {
   return ::kill(pid, SIGKILL) == 0;
 }
 
-/// How long a launch waits for a fork server's answer before it starts the
-/// worker by exec instead (and gives up on that server).
-constexpr auto fork_answer_timeout = std::chrono::seconds{1};
-
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
   for (auto& s : strings)
@@ -153,8 +150,9 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 } // namespace
 
-process_launcher::process_launcher(bool fork_servers)
-    : fork_servers_{fork_servers} {
+process_launcher::process_launcher(
+    bool fork_servers, std::chrono::milliseconds fork_answer_timeout)
+    : fork_servers_{fork_servers}, fork_answer_timeout_{fork_answer_timeout} {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0)
     throw error(errc::internal,
@@ -177,6 +175,9 @@ process_launcher::~process_launcher() {
       if (s.fd >= 0)
         ::close(s.fd);
     servers_.clear();
+    requests_.clear();
+    answers_.clear();
+    by_exec_.clear();
   }
   for (auto& [pid, c] : left) {
     send_kill(c.pidfd, pid);
@@ -212,12 +213,13 @@ pid_t process_launcher::spawn(const worker_program& program,
   return pid;
 }
 
-process_launcher::launched
-process_launcher::launch(const worker_program& program,
-                         const std::vector<std::string>& env,
-                         exit_callback on_exit) {
+void process_launcher::launch(const worker_program& program,
+                              const std::vector<std::string>& env,
+                              exit_callback on_exit,
+                              start_callback on_started) {
+  launch_request r{program, env, std::move(on_exit), std::move(on_started)};
   if (fork_servers_) {
-    std::unique_lock<std::mutex> lock{mu_};
+    std::lock_guard<std::mutex> guard{mu_};
     auto key = program_key(program);
     auto s = servers_.find(key);
     if (s == servers_.end()) {
@@ -226,26 +228,55 @@ process_launcher::launch(const worker_program& program,
         start_server(key, program);
     } else {
       s->second.retiring = false;
-      if (s->second.ready)
-        if (auto pid = fork_from(lock, s->second, env, on_exit); pid > 0)
-          return {pid, true};
+      if (s->second.ready && ask_fork(s->second, r))
+        return;
     }
   }
-  auto pid = spawn(program, env);
-  int fd = open_pidfd(pid);
-  if (fd < 0) {
-    auto why = std::string{std::strerror(errno)};
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    throw error(errc::internal, "cannot watch worker process " +
-                                    std::to_string(pid) + ": " + why);
+  start_by_exec(std::move(r));
+}
+
+process_launcher::launched
+process_launcher::launch(const worker_program& program,
+                         const std::vector<std::string>& env,
+                         exit_callback on_exit) {
+  auto answer = std::make_shared<std::promise<launched>>();
+  auto result = answer->get_future();
+  launch(program, env, std::move(on_exit),
+         [answer](const launched& l) { answer->set_value(l); });
+  auto l = result.get();
+  if (!l.error.empty())
+    throw error(errc::internal, l.error);
+  return l;
+}
+
+void process_launcher::start_by_exec(launch_request r) {
+  launched l;
+  int fd = -1;
+  try {
+    l.pid = spawn(r.program, r.env);
+    fd = open_pidfd(l.pid);
+    if (fd < 0) {
+      auto why = std::string{std::strerror(errno)};
+      ::kill(l.pid, SIGKILL);
+      ::waitpid(l.pid, nullptr, 0);
+      throw error(errc::internal, "cannot watch worker process " +
+                                      std::to_string(l.pid) + ": " + why);
+    }
+  } catch (const std::exception& e) {
+    l = launched{0, false, e.what()};
   }
   {
     std::lock_guard<std::mutex> guard{mu_};
-    children_.emplace(pid, child{fd, std::move(on_exit)});
+    if (fd >= 0)
+      children_.emplace(l.pid, child{fd, std::move(r.on_exit)});
+    // Answered before the reaper can see this child end: the answer goes
+    // out ahead of the poll that would.
+    answers_.push_back([on_started = std::move(r.on_started), l] {
+      if (on_started)
+        on_started(l);
+    });
   }
   wake();
-  return {pid, false};
 }
 
 void process_launcher::start_server(const std::string& key,
@@ -281,48 +312,24 @@ void process_launcher::start_server(const std::string& key,
   wake();
 }
 
-pid_t process_launcher::fork_from(std::unique_lock<std::mutex>& lock,
-                                  fork_server& server,
-                                  const std::vector<std::string>& env,
-                                  exit_callback& on_exit) {
+bool process_launcher::ask_fork(fork_server& server, launch_request& r) {
   std::string entries;
-  for (auto& e : env)
+  for (auto& e : r.env)
     entries += e + '\0';
   auto serial = ++next_request_;
-  auto server_pid = server.pid;
-  auto& r = requests_[serial];
-  r.server = server_pid;
-  r.on_exit = on_exit;
   if (!fork_wire::send(server.fd, {fork_wire::kind::fork, serial, 0, 0},
-                       entries)) {
-    requests_.erase(serial);
-    return 0;
-  }
-  bool answered = answered_.wait_for(lock, fork_answer_timeout, [&] {
-    auto i = requests_.find(serial);
-    return i == requests_.end() || i->second.answered;
-  });
-  auto i = requests_.find(serial);
-  pid_t pid = 0;
-  if (i != requests_.end()) {
-    pid = i->second.pid;
-    requests_.erase(i);
-  }
-  if (!answered) {
-    // A server that does not answer is given up; a late answer's child is
-    // killed (see read_server).
-    for (auto& [key, s] : servers_)
-      if (s.pid == server_pid) {
-        refused_[key] = "it did not answer a request within a second";
-        close_server(key);
-        break;
-      }
-  }
-  return pid;
+                       entries))
+    return false;
+  requests_.emplace(serial, fork_request{server.pid,
+                                         std::chrono::steady_clock::now() +
+                                             fork_answer_timeout_,
+                                         std::move(r)});
+  // The reaper's poll learns of the new deadline.
+  wake();
+  return true;
 }
 
-void process_launcher::read_server(const std::string& key,
-                                   std::vector<exit_report>& reports) {
+void process_launcher::read_server(const std::string& key, reports& out) {
   auto& s = servers_.at(key);
   for (;;) {
     fork_wire::header h;
@@ -352,21 +359,26 @@ void process_launcher::read_server(const std::string& key,
     case fork_wire::kind::fork_failed: {
       auto r = requests_.find(h.serial);
       if (r == requests_.end() || h.what == fork_wire::kind::fork_failed) {
-        // Answered too late: its launch started a worker by exec.
+        // Answered too late (its launch started a worker by exec), or not
+        // forked: a failed fork starts its worker by exec now.
         if (h.pid > 0)
           send_kill(passed, h.pid);
         if (passed >= 0)
           ::close(passed);
-        if (r != requests_.end())
-          r->second.answered = true;
+        if (r != requests_.end()) {
+          by_exec_.push_back(std::move(r->second.launch));
+          requests_.erase(r);
+        }
         break;
       }
       // Known before the server's report of its end can come.
-      children_.emplace(h.pid,
-                        child{passed, std::move(r->second.on_exit), s.pid});
-      r->second.answered = true;
-      r->second.pid = h.pid;
-      answered_.notify_all();
+      auto& launch = r->second.launch;
+      children_.emplace(h.pid, child{passed, std::move(launch.on_exit), s.pid});
+      out.push_back([on_started = std::move(launch.on_started), pid = h.pid] {
+        if (on_started)
+          on_started(launched{pid, true, {}});
+      });
+      requests_.erase(r);
       break;
     }
     case fork_wire::kind::exited: {
@@ -375,8 +387,11 @@ void process_launcher::read_server(const std::string& key,
         break;
       if (c->second.pidfd >= 0)
         ::close(c->second.pidfd);
-      reports.push_back(
-          {std::move(c->second.on_exit), h.pid, describe_exit(h.status)});
+      out.push_back([on_exit = std::move(c->second.on_exit), pid = h.pid,
+                     how = describe_exit(h.status)] {
+        if (on_exit)
+          on_exit(pid, how);
+      });
       children_.erase(c);
       close_if_retired(s.pid);
       // `s` may be gone now.
@@ -389,7 +404,6 @@ void process_launcher::read_server(const std::string& key,
         ::close(passed);
       break;
     }
-    answered_.notify_all();
   }
 }
 
@@ -403,11 +417,16 @@ void process_launcher::close_server(const std::string& key) {
   for (auto& [pid, c] : children_)
     if (c.server == s->second.pid)
       c.orphaned = true;
-  for (auto& [serial, r] : requests_)
-    if (r.server == s->second.pid)
-      r.answered = true;
+  // Its launches still waiting start by exec.
+  for (auto r = requests_.begin(); r != requests_.end();) {
+    if (r->second.server == s->second.pid) {
+      by_exec_.push_back(std::move(r->second.launch));
+      r = requests_.erase(r);
+    } else {
+      ++r;
+    }
+  }
   servers_.erase(s);
-  answered_.notify_all();
   wake();
 }
 
@@ -420,9 +439,46 @@ void process_launcher::close_if_retired(pid_t server) {
     for (auto& [pid, c] : children_)
       if (c.server == server)
         return;
+    for (auto& [serial, r] : requests_)
+      if (r.server == server)
+        return;
     close_server(key);
     return;
   }
+}
+
+void process_launcher::give_up_late_servers(
+    std::chrono::steady_clock::time_point now) {
+  std::vector<pid_t> late;
+  for (auto& [serial, r] : requests_)
+    if (r.deadline <= now)
+      late.push_back(r.server);
+  // A server that does not answer is given up; a late answer's child is
+  // killed (see read_server).
+  for (auto server : late)
+    for (auto& [key, s] : servers_)
+      if (s.pid == server) {
+        refused_[key] = "it did not answer a request within " +
+                        std::to_string(fork_answer_timeout_.count()) + " ms";
+        component_logger("raylet")->warn(
+            "worker processes of {} start by exec: its fork server {}",
+            key.substr(0, key.find('\0')), refused_[key]);
+        close_server(key);
+        break;
+      }
+}
+
+int process_launcher::poll_timeout(
+    std::chrono::steady_clock::time_point now) const {
+  if (requests_.empty())
+    return -1;
+  auto first = requests_.begin()->second.deadline;
+  for (auto& [serial, r] : requests_)
+    first = std::min(first, r.deadline);
+  if (first <= now)
+    return 0;
+  auto left = std::chrono::ceil<std::chrono::milliseconds>(first - now);
+  return static_cast<int>(left.count());
 }
 
 void process_launcher::forget(const worker_program& program) {
@@ -457,6 +513,36 @@ void process_launcher::wake() {
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof(one));
 }
 
+void process_launcher::reap(pid_t pid, reports& out) {
+  auto c = children_.find(pid);
+  if (c == children_.end())
+    return;
+  std::string how;
+  if (c->second.server != 0) {
+    how = "ended (how is not known: the fork server it came from "
+          "ended first)";
+  } else {
+    int status = 0;
+    pid_t got = 0;
+    do {
+      got = ::waitpid(pid, &status, WNOHANG);
+    } while (got < 0 && errno == EINTR);
+    if (got != pid)
+      return;
+    how = describe_exit(status);
+  }
+  ::close(c->second.pidfd);
+  if (!c->second.is_server)
+    out.push_back([on_exit = std::move(c->second.on_exit), pid, how] {
+      if (on_exit)
+        on_exit(pid, how);
+    });
+  auto server = c->second.server;
+  children_.erase(c);
+  if (server != 0)
+    close_if_retired(server);
+}
+
 void process_launcher::reap_loop() {
   // What the poll set's entries are: the wake-up, a child's pidfd, or a
   // fork server's socket.
@@ -466,14 +552,21 @@ void process_launcher::reap_loop() {
   };
   std::vector<pollfd> fds;
   std::vector<watched> what;
-  std::vector<exit_report> reports;
+  reports out;
+  std::vector<launch_request> by_exec;
   for (;;) {
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     what.assign(1, watched{});
+    int timeout = -1;
     {
       std::lock_guard<std::mutex> guard{mu_};
       if (stopping_)
         return;
+      give_up_late_servers(std::chrono::steady_clock::now());
+      // Every child polled below was answered first: its launch hears of
+      // it before anybody hears of its end.
+      out.swap(answers_);
+      by_exec.swap(by_exec_);
       for (auto& [pid, c] : children_)
         if ((c.server == 0 || c.orphaned) && c.pidfd >= 0) {
           fds.push_back(pollfd{c.pidfd, POLLIN, 0});
@@ -483,8 +576,19 @@ void process_launcher::reap_loop() {
         fds.push_back(pollfd{s.fd, POLLIN, 0});
         what.push_back(watched{0, key});
       }
+      timeout = poll_timeout(std::chrono::steady_clock::now());
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+    for (auto& call : out)
+      call();
+    out.clear();
+    if (!by_exec.empty()) {
+      // Their answers come on the next round, ahead of its poll.
+      for (auto& r : by_exec)
+        start_by_exec(std::move(r));
+      by_exec.clear();
+      continue;
+    }
+    if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR)
       return;
     if (fds[0].revents != 0) {
       std::uint64_t count = 0;
@@ -497,40 +601,15 @@ void process_launcher::reap_loop() {
           continue;
         if (!what[i].server.empty()) {
           if (servers_.count(what[i].server) > 0)
-            read_server(what[i].server, reports);
+            read_server(what[i].server, out);
           continue;
         }
-        auto pid = what[i].pid;
-        auto c = children_.find(pid);
-        if (c == children_.end())
-          continue;
-        std::string how;
-        if (c->second.server != 0) {
-          how = "ended (how is not known: the fork server it came from "
-                "ended first)";
-        } else {
-          int status = 0;
-          pid_t got = 0;
-          do {
-            got = ::waitpid(pid, &status, WNOHANG);
-          } while (got < 0 && errno == EINTR);
-          if (got != pid)
-            continue;
-          how = describe_exit(status);
-        }
-        ::close(c->second.pidfd);
-        if (!c->second.is_server)
-          reports.push_back({std::move(c->second.on_exit), pid, how});
-        auto server = c->second.server;
-        children_.erase(c);
-        if (server != 0)
-          close_if_retired(server);
+        reap(what[i].pid, out);
       }
     }
-    for (auto& r : reports)
-      if (r.on_exit)
-        r.on_exit(r.pid, r.how);
-    reports.clear();
+    for (auto& call : out)
+      call();
+    out.clear();
   }
 }
 

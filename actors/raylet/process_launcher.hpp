@@ -3,7 +3,7 @@
 // Starting and reaping a node's worker processes. No CAF here: the raylet
 // learns of an exit through the callback given at launch.
 
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -47,17 +47,22 @@ worker_program this_program();
 std::string describe_exit(int status);
 
 /// Starts worker processes and reaps them. A thread of its own waits for
-/// them (by pidfd, so no other child of the process is reaped) and reports
-/// each exit once.
+/// them (by pidfd, so no other child of the process is reaped), answers
+/// each launch and reports each exit once.
 ///
 /// With fork servers, the first launch of a program also starts a fork
 /// server of it (worker/fork_server.hpp), and once that serves, each
 /// worker of the program is forked from it: a millisecond instead of a
 /// start of the program. The server reports how its children end; a
-/// program whose server cannot serve starts its workers by exec.
+/// program whose server cannot serve, or does not answer within
+/// `fork_answer_timeout`, starts its workers by exec.
+///
+/// A launch never waits for a fork server: its answer comes later, on the
+/// launcher's thread, so a node's actor thread is never held by a server
+/// that hangs.
 class process_launcher {
 public:
-  /// Called on the reaper's thread with the pid and `describe_exit`.
+  /// Called on the launcher's thread with the pid and `describe_exit`.
   using exit_callback = std::function<void(pid_t, const std::string&)>;
 
   /// A process launched, and how.
@@ -65,13 +70,24 @@ public:
     pid_t pid = 0;
     /// Forked from its program's fork server, not started by exec.
     bool forked = false;
+    /// Why no process started; empty if one did.
+    std::string error;
   };
 
-  explicit process_launcher(bool fork_servers = true);
+  /// Called on the launcher's thread, once per launch, before the exit
+  /// callback of the same launch can be.
+  using start_callback = std::function<void(const launched&)>;
+
+  /// The default time a launch waits for a fork server's answer.
+  static constexpr std::chrono::milliseconds default_fork_answer_timeout{1000};
+
+  explicit process_launcher(bool fork_servers = true,
+                            std::chrono::milliseconds fork_answer_timeout =
+                                default_fork_answer_timeout);
 
   /// Kills (SIGKILL) every process still running, the fork servers too,
-  /// reaps those it can, and stops the reaper. Exit callbacks are not
-  /// called for these.
+  /// reaps those it can, and stops its thread. Neither exit callbacks nor
+  /// the start callbacks of launches still waiting are called.
   ~process_launcher();
 
   process_launcher(const process_launcher&) = delete;
@@ -79,8 +95,15 @@ public:
 
   /// Starts `program` with the calling process's environment plus `env`
   /// ("NAME=value" entries, which override), with default signal
-  /// dispositions and an empty signal mask. Throws `prism::error` if it
-  /// cannot start. May wait (up to a second) for a fork server's answer.
+  /// dispositions and an empty signal mask. Returns at once; `on_started`
+  /// says later which process started, or why none did.
+  void launch(const worker_program& program,
+              const std::vector<std::string>& env, exit_callback on_exit,
+              start_callback on_started);
+
+  /// The same, waiting for the answer (up to `fork_answer_timeout` and a
+  /// start by exec): for tests and tools, never on an actor's thread.
+  /// Throws `prism::error` if no process started.
   launched launch(const worker_program& program,
                   const std::vector<std::string>& env, exit_callback on_exit);
 
@@ -116,41 +139,47 @@ private:
     bool retiring = false;
   };
 
-  /// A fork request awaiting its answer.
-  struct fork_request {
-    pid_t server = 0;
+  /// A launch: what to start, and whom to tell.
+  struct launch_request {
+    worker_program program;
+    std::vector<std::string> env;
     exit_callback on_exit;
-    bool answered = false;
-    pid_t pid = 0;
-    std::string error;
+    start_callback on_started;
   };
 
-  /// A callback to run once the lock is released.
-  struct exit_report {
-    exit_callback on_exit;
-    pid_t pid = 0;
-    std::string how;
+  /// A fork request awaiting its server's answer.
+  struct fork_request {
+    pid_t server = 0;
+    std::chrono::steady_clock::time_point deadline;
+    launch_request launch;
   };
+
+  /// Callbacks to run, in order, once the lock is released.
+  using reports = std::vector<std::function<void()>>;
 
   pid_t spawn(const worker_program& program,
               const std::vector<std::string>& env,
               const std::vector<std::pair<int, int>>& fds = {});
+  void start_by_exec(launch_request r);
   void start_server(const std::string& key, const worker_program& program)
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  pid_t fork_from(std::unique_lock<std::mutex>& lock, fork_server& server,
-                  const std::vector<std::string>& env, exit_callback& on_exit)
+  bool ask_fork(fork_server& server, launch_request& r)
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void read_server(const std::string& key, std::vector<exit_report>& reports)
+  void read_server(const std::string& key, reports& out)
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void close_server(const std::string& key) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void close_if_retired(pid_t server) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void give_up_late_servers(std::chrono::steady_clock::time_point now)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int poll_timeout(std::chrono::steady_clock::time_point now) const
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void reap_loop();
+  void reap(pid_t pid, reports& out) EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void wake();
 
   const bool fork_servers_;
+  const std::chrono::milliseconds fork_answer_timeout_;
   mutable std::mutex mu_;
-  /// Signalled when a fork request is answered.
-  std::condition_variable answered_;
   std::unordered_map<pid_t, child> children_ GUARDED_BY(mu_);
   /// By program (see `program_key`).
   std::unordered_map<std::string, fork_server> servers_ GUARDED_BY(mu_);
@@ -158,9 +187,14 @@ private:
   std::unordered_map<std::string, std::string> refused_ GUARDED_BY(mu_);
   std::unordered_map<std::uint64_t, fork_request> requests_ GUARDED_BY(mu_);
   std::uint64_t next_request_ GUARDED_BY(mu_) = 0;
+  /// Answers of launches to give, in order, before any exit is reported.
+  reports answers_ GUARDED_BY(mu_);
+  /// Launches whose fork server went or did not answer: they start by exec,
+  /// on the launcher's thread.
+  std::vector<launch_request> by_exec_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
-  /// Written to when children_ or servers_ change, so the reaper polls the
-  /// new set.
+  /// Written to when children_, servers_ or the queues change, so the
+  /// reaper polls the new set.
   int wake_fd_ = -1;
   std::thread reaper_;
 };

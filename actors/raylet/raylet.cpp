@@ -27,7 +27,7 @@ void process_down(raylet_actor* self, const caf::down_msg& msg) {
   if (host_gone(self, msg))
     return;
   if (auto w = st.pool.find(msg.source)) {
-    if (w->pid != 0)
+    if (runs_processes(self))
       worker_disconnected(self, *w);
     else
       worker_gone(self, w->id,
@@ -95,6 +95,9 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](const protocol::worker_ready& msg) {
         return worker_ready(self, msg);
+      },
+      [self](const protocol::worker_launched& msg) {
+        worker_launched(self, msg);
       },
       [self](const protocol::worker_exited& msg) { worker_exited(self, msg); },
       [self](const protocol::check_worker_process& msg) {

@@ -231,6 +231,9 @@ worker_hello(raylet_actor* self, const protocol::worker_hello& msg);
 caf::result<bool> worker_ready(raylet_actor* self,
                                const protocol::worker_ready& msg);
 
+/// A worker process's launch was answered: it runs, or could not start.
+void worker_launched(raylet_actor* self, const protocol::worker_launched& msg);
+
 /// A worker process ended.
 void worker_exited(raylet_actor* self, const protocol::worker_exited& msg);
 

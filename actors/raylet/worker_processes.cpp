@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 
 #include <caf/actor_system_config.hpp>
 
@@ -47,9 +48,10 @@ void start_failed(raylet_actor* self, job_id job, const std::string& how) {
 }
 
 // Launches a worker process for `job`; it hosts one actor instance if
-// `hosts_actor`. Returns its id, or nil with `why` set if it did not start.
+// `hosts_actor`. Returns its id at once: the launcher answers later with
+// `worker_launched`, and a node that waits for a fork server still serves.
 worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
-                 const worker_program& program, std::string& why) {
+                 const worker_program& program) {
   auto& st = self->state;
   worker_pool::worker w;
   w.id = worker_id{unique_id::random()};
@@ -59,28 +61,42 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
   w.started_at = std::chrono::steady_clock::now();
   auto raylet = self->address();
   auto id = w.id;
-  try {
-    auto started = st.cfg.launcher->launch(
-        program,
-        worker_environment(w.token, st.cfg.gate_address,
-                           tls_of(self->system().config())),
-        [raylet, id](pid_t pid, const std::string& how) {
-          if (auto r = caf::actor_cast<caf::actor>(raylet))
-            caf::anon_send(r, protocol::worker_exited{id, pid, how});
-        });
-    w.pid = started.pid;
-    w.forked = started.forked;
-  } catch (const std::exception& e) {
-    why = std::string{"could not start: "} + e.what();
-    st.log->error("cannot start a worker process: {}", e.what());
-    return worker_id{};
-  }
-  st.log->debug("started worker process {} ({}) for job {}{}", w.pid, id.hex(),
-                job.value, hosts_actor ? " to host an actor" : "");
   st.pool.add_starting(std::move(w));
+  st.cfg.launcher->launch(
+      program,
+      worker_environment(st.pool.find(id)->token, st.cfg.gate_address,
+                         tls_of(self->system().config())),
+      [raylet, id](pid_t pid, const std::string& how) {
+        if (auto r = caf::actor_cast<caf::actor>(raylet))
+          caf::anon_send(r, protocol::worker_exited{id, pid, how});
+      },
+      [raylet, id](const process_launcher::launched& l) {
+        if (auto r = caf::actor_cast<caf::actor>(raylet))
+          caf::anon_send(
+              r, protocol::worker_launched{id, l.pid, l.forked, l.error});
+        else if (l.pid > 0)
+          ::kill(l.pid, SIGKILL); // Its node is gone.
+      });
   self->delayed_send(self, st.cfg.worker_start_timeout,
                      protocol::check_worker_process{id});
   return id;
+}
+
+// A worker process ended, or could not start, before it registered: the
+// instance it was to host fails, or its job counts a failed start.
+void ended_before_registering(raylet_actor* self, const worker_id& id,
+                              job_id job, const std::string& how) {
+  auto& st = self->state;
+  st.pool.remove(id);
+  start_queued_hosts(self);
+  if (auto p = st.pending_hosts.find(id); p != st.pending_hosts.end()) {
+    auto instance = std::move(p->second);
+    st.pending_hosts.erase(p);
+    host_failed(self, instance, "its worker process " + how);
+    return;
+  }
+  start_failed(self, job, how);
+  schedule(self);
 }
 
 // The process started for an instance registered: it hosts the instance
@@ -138,12 +154,8 @@ void start_queued_hosts(raylet_actor* self) {
     }
     auto msg = std::move(*i);
     i = st.hosts_to_start.erase(i);
-    std::string why;
-    auto id = launch(self, msg.spec.job, true, *program, why);
-    if (id.nil())
-      host_failed(self, msg, why);
-    else
-      st.pending_hosts.emplace(id, std::move(msg));
+    auto id = launch(self, msg.spec.job, true, *program);
+    st.pending_hosts.emplace(id, std::move(msg));
   }
 }
 
@@ -181,9 +193,7 @@ void maybe_start_worker_process(raylet_actor* self, job_id job) {
   auto program = program_of(self, job);
   if (program == nullptr)
     return; // Looked up and checked first; scheduled again then.
-  std::string why;
-  if (launch(self, job, false, *program, why).nil())
-    start_failed(self, job, why);
+  launch(self, job, false, *program);
 }
 
 void host_in_process(raylet_actor* self, protocol::host_actor& msg) {
@@ -197,11 +207,14 @@ caf::result<protocol::worker_welcome>
 worker_hello(raylet_actor* self, const protocol::worker_hello& msg) {
   auto& st = self->state;
   auto w = st.pool.find_token(msg.token);
-  if (w == nullptr || (msg.pid != 0 && msg.pid != w->pid)) {
+  // Its launch's answer may still be on its way (pid 0 until then).
+  if (w == nullptr || (msg.pid != 0 && w->pid != 0 && msg.pid != w->pid)) {
     st.log->warn("refused a worker process (pid {}): unknown token", msg.pid);
     return caf::make_error(caf::sec::request_receiver_down,
                            "this node started no worker with that token");
   }
+  if (w->pid == 0)
+    w->pid = msg.pid;
   return protocol::worker_welcome{w->id,      st.cfg.node,
                                   w->job,     self_handle(self),
                                   st.cfg.gcs, st.cfg.max_inline_bytes};
@@ -236,6 +249,30 @@ caf::result<bool> worker_ready(raylet_actor* self,
   return true;
 }
 
+void worker_launched(raylet_actor* self, const protocol::worker_launched& msg) {
+  auto& st = self->state;
+  auto w = st.pool.find(msg.worker);
+  if (!msg.error.empty()) {
+    st.log->error("cannot start a worker process: {}", msg.error);
+    if (w != nullptr)
+      ended_before_registering(self, msg.worker, w->job,
+                               "could not start: " + msg.error);
+    return;
+  }
+  if (w == nullptr) {
+    // Forgotten while it started (its job finished, its node stops).
+    st.cfg.launcher->kill(msg.pid);
+    return;
+  }
+  w->pid = msg.pid;
+  w->forked = msg.forked;
+  st.log->debug("started worker process {} ({}) for job {}{}", w->pid,
+                msg.worker.hex(), w->job.value,
+                w->hosts_actor ? " to host an actor" : "");
+  if (!w->killed_for.empty())
+    st.cfg.launcher->kill(w->pid);
+}
+
 void worker_exited(raylet_actor* self, const protocol::worker_exited& msg) {
   auto& st = self->state;
   auto w = st.pool.find(msg.worker);
@@ -243,21 +280,10 @@ void worker_exited(raylet_actor* self, const protocol::worker_exited& msg) {
     return; // Stopped or killed on purpose; already forgotten.
   auto how = w->killed_for.empty() ? msg.how : w->killed_for;
   if (w->starting) {
-    auto job = w->job;
     st.log->warn("worker process {} {} before it registered", msg.pid, how);
-    st.pool.remove(msg.worker);
-    start_queued_hosts(self);
-    if (auto p = st.pending_hosts.find(msg.worker);
-        p != st.pending_hosts.end()) {
-      auto instance = std::move(p->second);
-      st.pending_hosts.erase(p);
-      host_failed(self, instance,
-                  "its worker process (pid " + std::to_string(msg.pid) + ") " +
-                      how + " before it registered");
-      return;
-    }
-    start_failed(self, job, how);
-    schedule(self);
+    ended_before_registering(self, msg.worker, w->job,
+                             "(pid " + std::to_string(msg.pid) + ") " + how +
+                                 " before it registered");
     return;
   }
   self->demonitor(w->handle);
@@ -268,7 +294,7 @@ void worker_exited(raylet_actor* self, const protocol::worker_exited& msg) {
 void check_worker_process(raylet_actor* self, const worker_id& id) {
   auto& st = self->state;
   auto w = st.pool.find(id);
-  if (w == nullptr || w->pid == 0)
+  if (w == nullptr)
     return;
   if (w->starting) {
     // Its exit report logs it.
@@ -294,7 +320,9 @@ void kill_worker_process(raylet_actor* self, worker_pool::worker& w,
                          const std::string& why) {
   if (w.killed_for.empty())
     w.killed_for = why;
-  self->state.cfg.launcher->kill(w.pid);
+  // One still launching is killed once its launch is answered.
+  if (w.pid > 0)
+    self->state.cfg.launcher->kill(w.pid);
 }
 
 void reap_idle_workers(raylet_actor* self) {

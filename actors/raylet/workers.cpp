@@ -105,11 +105,13 @@ bool kill_worker(raylet_actor* self, const worker_id& id,
   auto w = self->state.pool.find(id);
   if (w == nullptr)
     return false;
-  if (w->pid != 0) {
-    // Its owner lives in its process and dies with it.
+  if (runs_processes(self)) {
+    // Its owner lives in its process and dies with it. One still launching
+    // is killed once its launch is answered (it is forgotten by then).
     auto pid = w->pid;
     worker_gone(self, id, why);
-    self->state.cfg.launcher->kill(pid);
+    if (pid > 0)
+      self->state.cfg.launcher->kill(pid);
     return true;
   }
   auto handle = w->handle;

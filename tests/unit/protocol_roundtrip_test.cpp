@@ -636,6 +636,14 @@ protocol::worker_exited sample(type_tag<protocol::worker_exited>,
           .how = "was killed by signal 11 (SIGSEGV)"};
 }
 
+protocol::worker_launched sample(type_tag<protocol::worker_launched>,
+                                 const caf::actor&) {
+  return {.worker = some_worker(),
+          .pid = 4244,
+          .forked = true,
+          .error = "cannot start worker process 'x': No such file"};
+}
+
 protocol::check_worker_process sample(type_tag<protocol::check_worker_process>,
                                       const caf::actor&) {
   return {.worker = some_worker()};

@@ -316,4 +316,50 @@ BOOST_AUTO_TEST_CASE(actors_in_forked_worker_processes_serve_and_crash_alone) {
   ::setenv("ASAN_OPTIONS", asan.c_str(), 1);
 }
 
+// A launch waits for the fork server's answer without holding the node: with
+// the server frozen (SIGSTOP) in the middle of a launch, the node still
+// answers; the worker starts once the server is back.
+BOOST_AUTO_TEST_CASE(a_node_answers_while_its_fork_server_hangs) {
+  prism::config cfg;
+  cfg.worker_processes = true;
+  // Longer than every wait below: the launch waits on the frozen server
+  // until the test lets it go.
+  cfg.fork_answer_timeout_ms = 600000;
+  prism::testing::local_cluster cluster{{{{"CPU", 2}}}, cfg};
+  auto node = cluster.node(0);
+  auto cpus_free = [&](double n) {
+    auto r = cluster.available_resources(node);
+    return r.has_value() && r->count("CPU") > 0 && r->at("CPU") == n;
+  };
+  // The program's fork server, once it serves: the parent of a forked
+  // instance.
+  pid_t server = 0;
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (server == 0 && std::chrono::steady_clock::now() < deadline) {
+    auto a = prism::actor(fork_test::probe::create).max_restarts(0).remote();
+    auto parent = prism::get(a.task(&fork_test::probe::parent).remote(), 60s);
+    if (parent != ::getpid())
+      server = parent;
+    prism::kill(a);
+  }
+  BOOST_REQUIRE(server != 0);
+  BOOST_REQUIRE(eventually(10s, [&] { return cpus_free(2); }));
+
+  ::kill(server, SIGSTOP);
+  auto held = prism::actor(fork_test::probe::create)
+                  .resources({{"CPU", 1}})
+                  .max_restarts(0)
+                  .remote();
+  auto answer = held.task(&fork_test::probe::parent).remote();
+  // The node takes the instance's CPU as it launches its process, and
+  // answers a status request while the launch waits for the server.
+  bool answered = eventually(10s, [&] { return cpus_free(1); });
+  bool waiting = prism::wait(std::vector{answer}, 1, 0ms).ready.empty();
+  ::kill(server, SIGCONT);
+  BOOST_TEST(answered);
+  BOOST_TEST(waiting);
+  // Once the server is back, it forks the worker.
+  BOOST_TEST(prism::get(answer, 60s) == server);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

@@ -77,6 +77,10 @@ struct config {
   /// process is started by exec. The environment variable
   /// PRISM_FORK_WORKERS=0 turns it off too, for the nodes of `prism start`.
   bool fork_worker_processes = true;
+  /// How long a node waits for a fork server's answer before it starts the
+  /// worker process by exec instead and gives that server up. The node
+  /// serves meanwhile: the wait holds no thread.
+  std::uint32_t fork_answer_timeout_ms = 1000;
   /// A worker process that has not registered with its node this long
   /// after it started is killed, and another is started.
   std::uint32_t worker_start_timeout_ms = 10000;
