@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -27,12 +28,12 @@ using namespace std::chrono_literals;
 
 namespace autoscaler_test {
 
-/// Holds 8 CPUs for `ms` milliseconds; returns the pid of its worker. It
-/// sleeps because its length is the subject: it is the work that keeps a
+/// Holds 8 CPUs for `ms` milliseconds; returns `i` and the node it ran on.
+/// It sleeps because its length is the subject: it is the work that keeps a
 /// node busy while the test kills one.
-int hold(int ms) {
+std::pair<int, std::string> hold(int i, int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds{ms});
-  return static_cast<int>(::getpid());
+  return {i, prism::get_runtime_context().node.hex()};
 }
 
 } // namespace autoscaler_test
@@ -90,16 +91,19 @@ BOOST_AUTO_TEST_CASE(demand_beyond_the_head_gets_nodes_that_go_once_idle) {
   process_cluster cluster{o};
   fs::remove(config);
 
-  std::vector<prism::object_ref<int>> refs;
+  // The driver is attached to the head: its node is the head's.
+  auto head_node = prism::get_runtime_context().node.hex();
+  std::vector<prism::object_ref<std::pair<int, std::string>>> refs;
   for (int i = 0; i < 200; ++i)
     refs.push_back(prism::task(autoscaler_test::hold)
                        .resources({{"CPU", 8}})
                        .max_retries(5)
-                       .remote(60));
+                       .remote(i, 60));
 
-  // Nodes come for the demand the head cannot serve.
+  // Nodes come for the demand the head cannot serve (required: the test
+  // kills one of them next).
   std::set<int> seen;
-  BOOST_TEST(eventually(60s, [&] {
+  BOOST_REQUIRE(eventually(60s, [&] {
     for (auto pid : node_pids(cluster.session_dir()))
       seen.insert(pid);
     return seen.size() >= 2;
@@ -119,9 +123,15 @@ BOOST_AUTO_TEST_CASE(demand_beyond_the_head_gets_nodes_that_go_once_idle) {
     return seen.size() >= 3 && !now.contains(victim) && !now.empty();
   }));
 
-  // Every task finishes, on the nodes of 8 CPUs (the head has 2).
+  // Every task finishes with its own value, on a node of 8 CPUs (the head
+  // has 2).
   auto results = prism::get(refs, 180s);
-  BOOST_TEST(results.size() == 200u);
+  for (std::size_t i = 0; i < refs.size(); ++i) {
+    BOOST_TEST_CONTEXT("task " << i) {
+      BOOST_TEST(results.at(i).first == static_cast<int>(i));
+      BOOST_TEST(results.at(i).second != head_node, "it ran on the head");
+    }
+  }
   for (auto pid : node_pids(cluster.session_dir()))
     seen.insert(pid);
   BOOST_TEST(seen.size() >= 3u, "no node replaced the one killed");

@@ -3,6 +3,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -114,12 +115,18 @@ BOOST_AUTO_TEST_CASE(tasks_needing_half_a_gpu_never_run_three_at_once) {
   BOOST_TEST(gauge.peak() <= 2);
 }
 
+// Pending, not dropped nor failed: the node reports the request as one no
+// node can fit, and its owner still has the task queued (not running).
 BOOST_AUTO_TEST_CASE(task_needing_more_gpus_than_the_node_has_stays_pending) {
-  std::vector<prism::object_ref<int>> refs{
-      prism::task(plus1).resources({{"GPU", 2}}).remote(1)};
-  auto result = prism::wait(refs, 1, 100ms);
-  BOOST_TEST(result.ready.empty());
-  BOOST_TEST(result.not_ready.size() == 1u);
+  const prism::resource_map two_gpus{{"GPU", 2}};
+  auto ref = prism::task(plus1).resources(two_gpus).remote(1);
+  BOOST_REQUIRE_MESSAGE(prism_test::wait_until([&] {
+                          auto pending = prism::testing::pending_infeasible();
+                          return std::find(pending.begin(), pending.end(),
+                                           two_gpus) != pending.end();
+                        }),
+                        "the node does not report the request as waiting");
+  BOOST_TEST(prism::testing::task_state(ref.id()) == "queued");
 }
 
 BOOST_AUTO_TEST_CASE(pending_gpu_task_does_not_hold_back_cpu_tasks) {
