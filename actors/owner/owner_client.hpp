@@ -165,6 +165,16 @@ public:
     return cfg_.ns;
   }
 
+  /// The actor system this client's actors run in.
+  caf::actor_system& system() const {
+    return sys_;
+  }
+
+  /// The control store, as this client reaches it.
+  const caf::actor& gcs() const {
+    return cfg_.gcs;
+  }
+
   /// Fails everything still waiting (at shutdown), so that no `get` hangs.
   void fail_all(const detail::error_info& err);
 

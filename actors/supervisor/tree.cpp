@@ -8,7 +8,7 @@
 
 #include <caf/all.hpp>
 
-#include "cluster/embedded_cluster.hpp"
+#include "owner/owner_client.hpp"
 #include "protocol/supervisor.hpp"
 #include "supervisor/actor_child.hpp"
 #include "supervisor/supervisor.hpp"
@@ -85,16 +85,17 @@ struct supervisor::impl {
 supervisor supervisor::start(supervisor_flags flags,
                              std::vector<child_spec> children,
                              const std::string& ns) {
-  std::lock_guard<std::mutex> guard{actors::cluster_mutex()};
-  auto& cluster = actors::running_cluster();
-  tree_env env{cluster.gcs(), cluster.driver()->current_job(),
-               ns.empty() ? cluster.driver()->ns() : ns};
+  // The caller's client: the driver's, or a worker's while it runs a task,
+  // whose job the children join.
+  auto& client = static_cast<actors::owner_client&>(detail::current_runtime());
+  tree_env env{client.gcs(), client.current_job(),
+               ns.empty() ? client.ns() : ns};
   std::vector<actors::child_definition> defs;
   for (auto& c : children)
     defs.push_back(definition_of(c, env));
   auto p = std::make_shared<impl>();
-  p->sys = &cluster.system();
-  p->root = actors::spawn_supervisor(cluster.system(), flags, std::move(defs));
+  p->sys = &client.system();
+  p->root = actors::spawn_supervisor(client.system(), flags, std::move(defs));
   return supervisor{std::move(p)};
 }
 
