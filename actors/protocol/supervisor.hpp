@@ -91,66 +91,36 @@ typename Inspector::result_type inspect(Inspector& f, await_started& x) {
 // -- errors -------------------------------------------------------------------
 
 /// The errors a supervisor answers or exits with (error category
-/// "supervisor").
-enum class supervisor_errc : std::uint8_t {
-  /// Exit reason: more restarts than the intensity allows within the period.
-  intensity_exceeded = 1,
-  /// Exit reason: a child failed to start while the supervisor started up.
-  /// As a reply: the requested child failed to start.
-  start_failed,
-  /// No child has the requested id.
-  unknown_child,
-  /// A child with the requested id exists already.
-  child_exists,
-  /// The child is alive; terminate it first.
-  child_running,
-  /// The child is waiting to be restarted.
-  child_restarting,
-  /// The request does not apply to this supervisor's strategy.
-  not_supported,
-  /// The requested id is empty.
-  invalid_id,
-  /// The supervisor is stopping; it starts and manages nothing any more.
-  shutting_down,
-};
-
-/// Returns a short, stable name, e.g. "unknown_child".
-inline const char* to_string(supervisor_errc x) noexcept {
-  switch (x) {
-  case supervisor_errc::intensity_exceeded:
-    return "intensity_exceeded";
-  case supervisor_errc::start_failed:
-    return "start_failed";
-  case supervisor_errc::unknown_child:
-    return "unknown_child";
-  case supervisor_errc::child_exists:
-    return "child_exists";
-  case supervisor_errc::child_running:
-    return "child_running";
-  case supervisor_errc::child_restarting:
-    return "child_restarting";
-  case supervisor_errc::not_supported:
-    return "not_supported";
-  case supervisor_errc::invalid_id:
-    return "invalid_id";
-  case supervisor_errc::shutting_down:
-    return "shutting_down";
-  }
-  return "unknown";
-}
+/// "supervisor"). Defined with the rest of supervision in
+/// prism/supervision.hpp, where the supervision core returns it; named here
+/// too, by its category.
+using prism::supervisor_errc;
 
 /// The error category of `supervisor_errc`.
 inline constexpr caf::atom_value supervisor_error_category =
     caf::atom("supervisor");
 
+} // namespace prism::protocol
+
+namespace prism {
+
+// In the namespace of `supervisor_errc`, where CAF looks for them: a
+// `caf::error` converts from, and compares with, a `supervisor_errc`.
+
 inline caf::error make_error(supervisor_errc x) {
-  return {static_cast<std::uint8_t>(x), supervisor_error_category};
+  return {static_cast<std::uint8_t>(x), protocol::supervisor_error_category};
 }
 
 inline caf::error make_error(supervisor_errc x, std::string context) {
-  return {static_cast<std::uint8_t>(x), supervisor_error_category,
+  return {static_cast<std::uint8_t>(x), protocol::supervisor_error_category,
           caf::make_message(std::move(context))};
 }
+
+} // namespace prism
+
+namespace prism::protocol {
+
+using prism::make_error;
 
 // -- rendering ----------------------------------------------------------------
 

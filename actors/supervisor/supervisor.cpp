@@ -35,7 +35,6 @@ using stop_timeout_atom = caf::atom_constant<caf::atom("sv_stop_to")>;
 using wake_atom = caf::atom_constant<caf::atom("sv_wake")>;
 
 using internal::action_kind;
-using internal::command_status;
 using internal::supervision_action;
 using internal::supervision_core;
 using protocol::supervisor_errc;
@@ -89,34 +88,10 @@ child_exit classify(const caf::error& reason) {
   return child_exit::abnormal;
 }
 
-caf::error to_error(command_status status, const std::string& id) {
-  auto code = supervisor_errc::unknown_child;
-  switch (status) {
-  case command_status::ok:
+caf::error to_error(supervisor_errc refusal, const std::string& id) {
+  if (refusal == supervisor_errc::none)
     return caf::none;
-  case command_status::unknown_child:
-    code = supervisor_errc::unknown_child;
-    break;
-  case command_status::child_exists:
-    code = supervisor_errc::child_exists;
-    break;
-  case command_status::child_running:
-    code = supervisor_errc::child_running;
-    break;
-  case command_status::child_restarting:
-    code = supervisor_errc::child_restarting;
-    break;
-  case command_status::not_supported:
-    code = supervisor_errc::not_supported;
-    break;
-  case command_status::invalid_id:
-    code = supervisor_errc::invalid_id;
-    break;
-  case command_status::shutting_down:
-    code = supervisor_errc::shutting_down;
-    break;
-  }
-  return protocol::make_error(code, id);
+  return protocol::make_error(refusal, id);
 }
 
 const child_definition* definition_of(supervisor_actor* self,
@@ -314,7 +289,7 @@ void carry_out_plan(supervisor_actor* self) {
                        ? supervisor_errc::start_failed
                        : supervisor_errc::intensity_exceeded;
       st.log->warn("{}: giving up ({}); every child is down", self->name(),
-                   protocol::to_string(cause));
+                   to_string(cause));
       finish(self, protocol::make_error(cause));
       return;
     }
@@ -376,12 +351,13 @@ void on_exit_request(supervisor_actor* self, caf::exit_msg& msg) {
 }
 
 // Answers `command` now if it failed, else once `settle` sees it done.
-caf::response_promise await_child(supervisor_actor* self, command_status status,
-                                  const std::string& id, waiter_map& waiters) {
+caf::response_promise await_child(supervisor_actor* self,
+                                  supervisor_errc status, const std::string& id,
+                                  waiter_map& waiters) {
   auto rp = self->make_response_promise();
-  if (status != command_status::ok) {
+  if (status != supervisor_errc::none) {
     self->state.log->info("{}: request for child '{}' refused: {}",
-                          self->name(), id, internal::to_string(status));
+                          self->name(), id, to_string(status));
     rp.deliver(to_error(status, id));
     return rp;
   }
@@ -403,7 +379,7 @@ caf::result<void> on_await_started(supervisor_actor* self) {
 caf::result<void> on_delete(supervisor_actor* self,
                             const protocol::delete_child& req) {
   auto status = self->state.core->delete_child(req.id);
-  if (status != command_status::ok)
+  if (status != supervisor_errc::none)
     return to_error(status, req.id);
   return caf::unit;
 }

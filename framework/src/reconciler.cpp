@@ -39,6 +39,29 @@ provider_reply guarded(Call&& call) {
   }
 }
 
+/// The provider's listing, with anything it throws turned into a failed one.
+instance_listing list_instances(node_provider& provider) {
+  instance_listing listing;
+  try {
+    listing = provider.non_terminated();
+  } catch (const std::exception& e) {
+    listing.ok = false;
+    listing.error = std::string{"the provider threw: "} + e.what();
+  } catch (...) {
+    listing.ok = false;
+    listing.error = "the provider threw a non-exception";
+  }
+  return listing;
+}
+
+/// Whether an instance that counted as gone went because it was terminated,
+/// rather than vanishing while allocated or running.
+bool ended_by_termination(const instance& x) {
+  return !x.history.empty() &&
+         x.history.back().from != instance_state::allocated &&
+         x.history.back().from != instance_state::running;
+}
+
 } // namespace
 
 reconciler::reconciler(autoscaler_config cfg, node_provider& provider,
@@ -49,21 +72,7 @@ reconciler::reconciler(autoscaler_config cfg, node_provider& provider,
   std::snprintf(text, sizeof text, "%012llx",
                 static_cast<unsigned long long>(random_() & 0xffffffffffffULL));
   prefix_ = text;
-  if (!storage_)
-    return;
-  for (auto& x : storage_->load()) {
-    auto id = x.id;
-    // Of two records of one cloud id (one that ended, one adopted when it
-    // was listed again), the one not terminated is the instance's.
-    if (!x.cloud_id.empty()) {
-      auto [k, fresh] = by_cloud_.emplace(x.cloud_id, id);
-      if (!fresh && x.state != instance_state::terminated)
-        k->second = id;
-    }
-    if (!x.request_id.empty())
-      by_request_[x.request_id].push_back(id);
-    instances_.emplace(std::move(id), std::move(x));
-  }
+  restore();
 }
 
 // -- one pass -----------------------------------------------------------------
@@ -155,16 +164,7 @@ void reconciler::observe_errors() {
 }
 
 void reconciler::observe_listing() {
-  instance_listing listing;
-  try {
-    listing = provider_.non_terminated();
-  } catch (const std::exception& e) {
-    listing.ok = false;
-    listing.error = std::string{"the provider threw: "} + e.what();
-  } catch (...) {
-    listing.ok = false;
-    listing.error = "the provider threw a non-exception";
-  }
+  auto listing = list_instances(provider_);
   if (!listing.ok) {
     // Says nothing of what exists: nobody counts as missing.
     record_failure("", "listing", "listing instances failed: " + listing.error);
@@ -172,73 +172,91 @@ void reconciler::observe_listing() {
   }
   std::unordered_set<std::string> seen;
   seen.reserve(listing.instances.size());
-  for (const auto& c : listing.instances) {
-    if (c.id.empty() || !seen.insert(c.id).second)
-      continue;
-    bool ended_by_us = false;
-    if (auto k = by_cloud_.find(c.id); k != by_cloud_.end()) {
-      auto& x = instances_.at(k->second);
-      if (x.state != instance_state::terminated) {
-        x.missed_listings = 0;
-        x.seen_at = now_;
-        if (!c.address.empty() && x.address != c.address) {
-          x.address = c.address;
-          dirty_.push_back(x.id);
-        }
-        continue;
-      }
-      // Listed again after it counted as gone: a new instance to us, or
-      // (if it went because it was terminated) one to terminate again.
-      ended_by_us = !x.history.empty() &&
-                    x.history.back().from != instance_state::allocated &&
-                    x.history.back().from != instance_state::running;
+  for (const auto& c : listing.instances)
+    if (!c.id.empty() && seen.insert(c.id).second)
+      observe_listed(c);
+  observe_unlisted(seen);
+}
+
+void reconciler::observe_listed(const cloud_instance& c) {
+  bool ended_by_us = false;
+  if (auto k = by_cloud_.find(c.id); k != by_cloud_.end()) {
+    auto& x = instances_.at(k->second);
+    if (x.state != instance_state::terminated) {
+      seen_again(x, c);
+      return;
     }
-    instance* owner = nullptr;
-    if (auto r = by_request_.find(c.request_id);
-        !c.request_id.empty() && r != by_request_.end())
-      for (const auto& id : r->second) {
-        auto& x = instances_.at(id);
-        // Queued too: a head that died after it sent the launch and
-        // before it wrote so comes back with the instance queued.
-        if (x.cloud_id.empty() && (x.state == instance_state::queued ||
-                                   x.state == instance_state::requested ||
-                                   x.state == instance_state::stopping)) {
-          owner = &x;
-          break;
-        }
-      }
-    if (owner) {
-      listed(*owner, c);
-      if (owner->state == instance_state::queued) {
-        ++owner->launch_attempts;
-        owner->called_at = now_;
-        change(*owner, instance_state::requested,
-               "its launch was sent before the autoscaler restarted");
-      }
-      if (owner->state == instance_state::requested) {
-        change(*owner, instance_state::allocated,
-               "listed by the provider as " + c.id);
-      } else {
-        // Cancelled before it was listed: now it can be terminated.
-        owner->call_due = true;
-        dirty_.push_back(owner->id);
-      }
-      continue;
-    }
-    auto& x =
-        add(c.node_type, instance_state::allocated,
-            "listed by the provider as " + c.id +
-                (c.request_id.empty() ? ", launched by nobody here"
-                                      : ", for request " + c.request_id +
-                                            " that no instance waits for") +
-                ": adopted");
-    x.adopted = true;
-    x.request_id = c.request_id;
-    listed(x, c);
-    ++adopted_;
-    if (ended_by_us)
-      stop(x, "listed again after it was terminated: terminated again");
+    // Listed again after it counted as gone: a new instance to us, or
+    // (if it went because it was terminated) one to terminate again.
+    ended_by_us = ended_by_termination(x);
   }
+  if (auto* owner = waiting_for(c))
+    claim(*owner, c);
+  else
+    add_found(c, ended_by_us);
+}
+
+void reconciler::seen_again(instance& x, const cloud_instance& c) {
+  x.missed_listings = 0;
+  x.seen_at = now_;
+  if (!c.address.empty() && x.address != c.address) {
+    x.address = c.address;
+    dirty_.push_back(x.id);
+  }
+}
+
+instance* reconciler::waiting_for(const cloud_instance& c) {
+  if (c.request_id.empty())
+    return nullptr;
+  auto r = by_request_.find(c.request_id);
+  if (r == by_request_.end())
+    return nullptr;
+  for (const auto& id : r->second) {
+    auto& x = instances_.at(id);
+    // Queued too: a head that died after it sent the launch and
+    // before it wrote so comes back with the instance queued.
+    if (x.cloud_id.empty() && (x.state == instance_state::queued ||
+                               x.state == instance_state::requested ||
+                               x.state == instance_state::stopping))
+      return &x;
+  }
+  return nullptr;
+}
+
+void reconciler::claim(instance& owner, const cloud_instance& c) {
+  listed(owner, c);
+  if (owner.state == instance_state::queued) {
+    ++owner.launch_attempts;
+    owner.called_at = now_;
+    change(owner, instance_state::requested,
+           "its launch was sent before the autoscaler restarted");
+  }
+  if (owner.state == instance_state::requested) {
+    change(owner, instance_state::allocated,
+           "listed by the provider as " + c.id);
+  } else {
+    // Cancelled before it was listed: now it can be terminated.
+    owner.call_due = true;
+    dirty_.push_back(owner.id);
+  }
+}
+
+void reconciler::add_found(const cloud_instance& c, bool terminate_again) {
+  auto& x = add(c.node_type, instance_state::allocated,
+                "listed by the provider as " + c.id +
+                    (c.request_id.empty() ? ", launched by nobody here"
+                                          : ", for request " + c.request_id +
+                                                " that no instance waits for") +
+                    ": adopted");
+  x.adopted = true;
+  x.request_id = c.request_id;
+  listed(x, c);
+  ++adopted_;
+  if (terminate_again)
+    stop(x, "listed again after it was terminated: terminated again");
+}
+
+void reconciler::observe_unlisted(const std::unordered_set<std::string>& seen) {
   for (auto& [id, x] : instances_) {
     if (x.cloud_id.empty() || x.state == instance_state::terminated ||
         seen.contains(x.cloud_id))
@@ -634,33 +652,6 @@ std::string reconciler::next_id(const char* kind) {
   return std::string{kind} + "-" + prefix_ + "-" + std::to_string(++next_);
 }
 
-bool reconciler::persist() {
-  if (!storage_) {
-    dirty_.clear();
-    erased_.clear();
-    return true;
-  }
-  std::sort(dirty_.begin(), dirty_.end());
-  dirty_.erase(std::unique(dirty_.begin(), dirty_.end()), dirty_.end());
-  std::vector<const instance*> changed;
-  for (const auto& id : dirty_)
-    if (auto i = instances_.find(id); i != instances_.end())
-      changed.push_back(&i->second);
-  try {
-    if (!changed.empty())
-      storage_->save(changed);
-    dirty_.clear();
-    if (!erased_.empty())
-      storage_->erase(erased_);
-    erased_.clear();
-    return true;
-  } catch (const std::exception& e) {
-    // Kept dirty: written on the next pass.
-    record_failure("", "storage", std::string{"saving instances: "} + e.what());
-    return false;
-  }
-}
-
 void reconciler::retire_terminated() {
   std::vector<std::pair<autoscaler_time, std::string>> ended;
   for (const auto& [id, x] : instances_)
@@ -688,55 +679,6 @@ void reconciler::retire_terminated() {
   }
   if (!erased_.empty())
     persist();
-}
-
-void reconciler::build_status(const cluster_view& cluster) {
-  autoscaler_status s;
-  s.at = now_;
-  std::map<std::string, autoscaler_status::type_line> lines;
-  for (const auto& t : cfg_.node_types)
-    lines[t.name].node_type = t.name;
-  for (const auto& [id, x] : instances_) {
-    auto& l = lines[x.node_type];
-    l.node_type = x.node_type;
-    switch (x.state) {
-    case instance_state::queued:
-      ++l.queued;
-      break;
-    case instance_state::requested:
-      ++l.requested;
-      break;
-    case instance_state::allocated:
-      ++l.allocated;
-      break;
-    case instance_state::running:
-      ++(x.idle ? l.idle : l.busy);
-      break;
-    case instance_state::stopping:
-    case instance_state::termination_failed:
-      ++l.stopping;
-      break;
-    default:
-      break;
-    }
-  }
-  for (const auto& [type, h] : health_)
-    if (auto l = lines.find(type); l != lines.end()) {
-      l->second.failures = h.failures;
-      l->second.backed_off_until = h.until;
-    }
-  for (auto& [type, l] : lines)
-    s.types.push_back(std::move(l));
-  s.failures.assign(failures_.begin(), failures_.end());
-  std::map<resource_map, int> demand;
-  for (const auto& d : cluster.demand)
-    ++demand[d];
-  s.demand.assign(demand.begin(), demand.end());
-  s.infeasible = infeasible_;
-  s.waiting = waiting_;
-  s.adopted = adopted_;
-  s.passes = passes_;
-  status_ = std::move(s);
 }
 
 } // namespace prism::internal

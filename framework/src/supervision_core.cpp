@@ -50,6 +50,32 @@ const char* to_string(child_exit x) noexcept {
   return "unknown";
 }
 
+const char* to_string(supervisor_errc x) noexcept {
+  switch (x) {
+  case supervisor_errc::none:
+    return "none";
+  case supervisor_errc::intensity_exceeded:
+    return "intensity_exceeded";
+  case supervisor_errc::start_failed:
+    return "start_failed";
+  case supervisor_errc::unknown_child:
+    return "unknown_child";
+  case supervisor_errc::child_exists:
+    return "child_exists";
+  case supervisor_errc::child_running:
+    return "child_running";
+  case supervisor_errc::child_restarting:
+    return "child_restarting";
+  case supervisor_errc::not_supported:
+    return "not_supported";
+  case supervisor_errc::invalid_id:
+    return "invalid_id";
+  case supervisor_errc::shutting_down:
+    return "shutting_down";
+  }
+  return "unknown";
+}
+
 // -- validation of the public types -------------------------------------------
 
 void validate(const supervisor_flags& flags) {
@@ -88,28 +114,6 @@ const char* to_string(action_kind x) noexcept {
     return "escalate";
   case action_kind::exit:
     return "exit";
-  }
-  return "unknown";
-}
-
-const char* to_string(command_status x) noexcept {
-  switch (x) {
-  case command_status::ok:
-    return "ok";
-  case command_status::unknown_child:
-    return "unknown_child";
-  case command_status::child_exists:
-    return "child_exists";
-  case command_status::child_running:
-    return "child_running";
-  case command_status::child_restarting:
-    return "child_restarting";
-  case command_status::not_supported:
-    return "not_supported";
-  case command_status::invalid_id:
-    return "invalid_id";
-  case command_status::shutting_down:
-    return "shutting_down";
   }
   return "unknown";
 }
@@ -277,46 +281,46 @@ supervision_plan supervision_core::stop_all() {
 
 // -- children at run time -----------------------------------------------------
 
-command_status supervision_core::add_child(const std::string& id) {
+supervisor_errc supervision_core::add_child(const std::string& id) {
   if (!template_)
-    return command_status::not_supported;
+    return supervisor_errc::not_supported;
   if (shutting_down_ || escalation_ != escalation_cause::none)
-    return command_status::shutting_down;
+    return supervisor_errc::shutting_down;
   if (id.empty())
-    return command_status::invalid_id;
+    return supervisor_errc::invalid_id;
   if (lookup(id) != nullptr)
-    return command_status::child_exists;
+    return supervisor_errc::child_exists;
   child c;
   c.spec = *template_;
   c.spec.id = id;
   c.start_pending = true;
   c.reason = start_reason::command;
   children_.push_back(std::move(c));
-  return command_status::ok;
+  return supervisor_errc::none;
 }
 
-command_status supervision_core::start_child(const std::string& id) {
+supervisor_errc supervision_core::start_child(const std::string& id) {
   if (shutting_down_ || escalation_ != escalation_cause::none)
-    return command_status::shutting_down;
+    return supervisor_errc::shutting_down;
   auto c = lookup(id);
   if (c == nullptr)
-    return template_ ? add_child(id) : command_status::unknown_child;
+    return template_ ? add_child(id) : supervisor_errc::unknown_child;
   if (c->status != child_status::stopped)
-    return command_status::child_running;
+    return supervisor_errc::child_running;
   if (c->start_pending)
-    return command_status::child_restarting;
+    return supervisor_errc::child_restarting;
   c->start_pending = true;
   c->reason = start_reason::command;
   c->not_before = time_point{};
-  return command_status::ok;
+  return supervisor_errc::none;
 }
 
-command_status supervision_core::terminate_child(const std::string& id) {
+supervisor_errc supervision_core::terminate_child(const std::string& id) {
   if (shutting_down_ || escalation_ != escalation_cause::none)
-    return command_status::shutting_down;
+    return supervisor_errc::shutting_down;
   auto c = lookup(id);
   if (c == nullptr)
-    return command_status::unknown_child;
+    return supervisor_errc::unknown_child;
   c->start_pending = false;
   if (is_up(*c))
     c->must_stop = true;
@@ -326,21 +330,21 @@ command_status supervision_core::terminate_child(const std::string& id) {
     else
       c->forget_when_down = true;
   }
-  return command_status::ok;
+  return supervisor_errc::none;
 }
 
-command_status supervision_core::delete_child(const std::string& id) {
+supervisor_errc supervision_core::delete_child(const std::string& id) {
   if (shutting_down_ || escalation_ != escalation_cause::none)
-    return command_status::shutting_down;
+    return supervisor_errc::shutting_down;
   auto c = lookup(id);
   if (c == nullptr)
-    return command_status::unknown_child;
+    return supervisor_errc::unknown_child;
   if (c->status != child_status::stopped)
-    return command_status::child_running;
+    return supervisor_errc::child_running;
   if (c->start_pending)
-    return command_status::child_restarting;
+    return supervisor_errc::child_restarting;
   forget(id);
-  return command_status::ok;
+  return supervisor_errc::none;
 }
 
 // -- queries ------------------------------------------------------------------

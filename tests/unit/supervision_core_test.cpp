@@ -264,19 +264,19 @@ BOOST_AUTO_TEST_CASE(simple_one_for_one_children_are_added_at_run_time) {
   auto core =
       started(flags(restart_strategy::simple_one_for_one), {spec("worker")});
   BOOST_TEST(core.which_children().empty());
-  BOOST_TEST((core.add_child("x") == command_status::ok));
-  BOOST_TEST((core.start_child("y") == command_status::ok));
+  BOOST_TEST((core.add_child("x") == supervisor_errc::none));
+  BOOST_TEST((core.start_child("y") == supervisor_errc::none));
   BOOST_TEST(carry_out(core, t0) == "start:x start:y");
-  BOOST_TEST((core.add_child("x") == command_status::child_exists));
-  BOOST_TEST((core.add_child("") == command_status::invalid_id));
+  BOOST_TEST((core.add_child("x") == supervisor_errc::child_exists));
+  BOOST_TEST((core.add_child("") == supervisor_errc::invalid_id));
   BOOST_TEST(core.which_children().size() == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(simple_one_for_one_restarts_only_the_failed_child) {
   auto core = started(flags(restart_strategy::simple_one_for_one),
                       {spec("worker", restart_type::transient)});
-  BOOST_TEST((core.add_child("x") == command_status::ok));
-  BOOST_TEST((core.add_child("y") == command_status::ok));
+  BOOST_TEST((core.add_child("x") == supervisor_errc::none));
+  BOOST_TEST((core.add_child("y") == supervisor_errc::none));
   carry_out(core, t0);
   BOOST_TEST(describe(core.on_exit("x", child_exit::abnormal, t0)) ==
              "start:x");
@@ -286,8 +286,8 @@ BOOST_AUTO_TEST_CASE(simple_one_for_one_restarts_only_the_failed_child) {
 
 BOOST_AUTO_TEST_CASE(add_child_needs_simple_one_for_one) {
   auto core = started(flags(restart_strategy::one_for_one), {spec("a")});
-  BOOST_TEST((core.add_child("b") == command_status::not_supported));
-  BOOST_TEST((core.start_child("b") == command_status::unknown_child));
+  BOOST_TEST((core.add_child("b") == supervisor_errc::not_supported));
+  BOOST_TEST((core.start_child("b") == supervisor_errc::unknown_child));
 }
 
 // -- restart types ------------------------------------------------------------
@@ -397,7 +397,7 @@ BOOST_AUTO_TEST_CASE(escalation_cancels_pending_restarts) {
   core.on_exit("a", child_exit::abnormal, t0);
   BOOST_TEST(describe(core.on_exit("b", child_exit::abnormal, t0)) ==
              "escalate");
-  BOOST_TEST((core.start_child("a") == command_status::shutting_down));
+  BOOST_TEST((core.start_child("a") == supervisor_errc::shutting_down));
 }
 
 BOOST_AUTO_TEST_CASE(failed_start_during_start_up_escalates) {
@@ -457,12 +457,12 @@ BOOST_AUTO_TEST_CASE(stop_all_during_a_start_stops_the_child_once_started) {
 BOOST_AUTO_TEST_CASE(child_asked_to_stop_while_starting_may_fail_to_start) {
   auto core =
       started(flags(restart_strategy::one_for_one, 0), {spec("a"), spec("b")});
-  BOOST_TEST((core.terminate_child("b") == command_status::ok));
+  BOOST_TEST((core.terminate_child("b") == supervisor_errc::none));
   core.on_stop_sent("b");
   core.on_exit("b", child_exit::shutdown, t0);
-  BOOST_TEST((core.start_child("b") == command_status::ok));
+  BOOST_TEST((core.start_child("b") == supervisor_errc::none));
   core.on_start_sent("b");
-  BOOST_TEST((core.terminate_child("b") == command_status::ok));
+  BOOST_TEST((core.terminate_child("b") == supervisor_errc::none));
   BOOST_TEST(describe(core.on_start_failed("b", t0)).empty());
   BOOST_TEST((core.escalation() == escalation_cause::none));
   BOOST_TEST(core.down("b"));
@@ -598,17 +598,17 @@ BOOST_AUTO_TEST_CASE(independent_children_start_by_their_backoff) {
 BOOST_AUTO_TEST_CASE(terminated_child_stays_down_until_started_again) {
   auto core =
       started(flags(restart_strategy::one_for_one), {spec("a"), spec("b")});
-  BOOST_TEST((core.terminate_child("a") == command_status::ok));
+  BOOST_TEST((core.terminate_child("a") == supervisor_errc::none));
   BOOST_TEST(carry_out(core, t0) == "stop:a");
   BOOST_TEST(!running(core, "a"));
-  BOOST_TEST((core.start_child("a") == command_status::ok));
+  BOOST_TEST((core.start_child("a") == supervisor_errc::none));
   BOOST_TEST(carry_out(core, t0) == "start:a");
   BOOST_TEST(core.find("a")->restarts == 0);
 }
 
 BOOST_AUTO_TEST_CASE(terminated_child_exiting_abnormally_is_not_restarted) {
   auto core = started(flags(restart_strategy::one_for_one, 0), {spec("a")});
-  BOOST_TEST((core.terminate_child("a") == command_status::ok));
+  BOOST_TEST((core.terminate_child("a") == supervisor_errc::none));
   core.on_stop_sent("a");
   BOOST_TEST(core.on_exit("a", child_exit::abnormal, t0).empty());
   BOOST_TEST((core.escalation() == escalation_cause::none));
@@ -617,23 +617,23 @@ BOOST_AUTO_TEST_CASE(terminated_child_exiting_abnormally_is_not_restarted) {
 BOOST_AUTO_TEST_CASE(delete_child_forgets_only_stopped_children) {
   auto core =
       started(flags(restart_strategy::one_for_one), {spec("a"), spec("b")});
-  BOOST_TEST((core.delete_child("a") == command_status::child_running));
-  BOOST_TEST((core.delete_child("zz") == command_status::unknown_child));
-  BOOST_TEST((core.terminate_child("a") == command_status::ok));
+  BOOST_TEST((core.delete_child("a") == supervisor_errc::child_running));
+  BOOST_TEST((core.delete_child("zz") == supervisor_errc::unknown_child));
+  BOOST_TEST((core.terminate_child("a") == supervisor_errc::none));
   carry_out(core, t0);
-  BOOST_TEST((core.delete_child("a") == command_status::ok));
+  BOOST_TEST((core.delete_child("a") == supervisor_errc::none));
   BOOST_TEST(!core.find("a").has_value());
 }
 
 BOOST_AUTO_TEST_CASE(start_child_refuses_a_running_child) {
   auto core = started(flags(restart_strategy::one_for_one), {spec("a")});
-  BOOST_TEST((core.start_child("a") == command_status::child_running));
+  BOOST_TEST((core.start_child("a") == supervisor_errc::child_running));
 }
 
 BOOST_AUTO_TEST_CASE(terminating_a_temporary_child_forgets_it) {
   auto core = started(flags(restart_strategy::one_for_one),
                       {spec("a", restart_type::temporary)});
-  BOOST_TEST((core.terminate_child("a") == command_status::ok));
+  BOOST_TEST((core.terminate_child("a") == supervisor_errc::none));
   BOOST_TEST(carry_out(core, t0) == "stop:a");
   BOOST_TEST(!core.find("a").has_value());
 }
@@ -641,7 +641,7 @@ BOOST_AUTO_TEST_CASE(terminating_a_temporary_child_forgets_it) {
 BOOST_AUTO_TEST_CASE(failed_start_of_a_new_dynamic_child_drops_it) {
   auto core =
       started(flags(restart_strategy::simple_one_for_one, 0), {spec("worker")});
-  BOOST_TEST((core.add_child("x") == command_status::ok));
+  BOOST_TEST((core.add_child("x") == supervisor_errc::none));
   core.on_start_failed("x", t0);
   BOOST_TEST(!core.find("x").has_value());
   BOOST_TEST((core.escalation() == escalation_cause::none));
@@ -651,9 +651,9 @@ BOOST_AUTO_TEST_CASE(commands_after_stop_all_are_refused) {
   auto core =
       started(flags(restart_strategy::simple_one_for_one), {spec("worker")});
   core.stop_all();
-  BOOST_TEST((core.add_child("x") == command_status::shutting_down));
-  BOOST_TEST((core.start_child("x") == command_status::shutting_down));
-  BOOST_TEST((core.terminate_child("x") == command_status::shutting_down));
+  BOOST_TEST((core.add_child("x") == supervisor_errc::shutting_down));
+  BOOST_TEST((core.start_child("x") == supervisor_errc::shutting_down));
+  BOOST_TEST((core.terminate_child("x") == supervisor_errc::shutting_down));
 }
 
 BOOST_AUTO_TEST_CASE(which_children_lists_children_in_start_order) {

@@ -55,6 +55,38 @@ const char* to_string(restart_type x) noexcept;
 /// Returns a short, stable name, e.g. "abnormal".
 const char* to_string(child_exit x) noexcept;
 
+// -- errors -------------------------------------------------------------------
+
+/// Why a supervisor refused a request, or gave up (error category
+/// "supervisor" in protocol/supervisor.hpp, which also names it
+/// `protocol::supervisor_errc`). The codes are on the wire: never renumber.
+enum class supervisor_errc : std::uint8_t {
+  /// No error: the request was taken (never sent as an error).
+  none = 0,
+  /// Exit reason: more restarts than the intensity allows within the period.
+  intensity_exceeded = 1,
+  /// Exit reason: a child failed to start while the supervisor started up.
+  /// As a reply: the requested child failed to start.
+  start_failed,
+  /// No child has the requested id.
+  unknown_child,
+  /// A child with the requested id exists already.
+  child_exists,
+  /// The child is alive; terminate it first.
+  child_running,
+  /// The child is waiting to be restarted.
+  child_restarting,
+  /// The request does not apply to this supervisor's strategy.
+  not_supported,
+  /// The requested id is empty.
+  invalid_id,
+  /// The supervisor is stopping; it starts and manages nothing any more.
+  shutting_down,
+};
+
+/// Returns a short, stable name, e.g. "unknown_child".
+const char* to_string(supervisor_errc x) noexcept;
+
 // -- flags --------------------------------------------------------------------
 
 /// An optional pause before a restart, growing while a child keeps failing.

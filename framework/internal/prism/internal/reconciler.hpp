@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -140,6 +141,21 @@ private:
 
   void observe_errors();
   void observe_listing();
+  /// One instance of the listing, whichever of ours it is, if any.
+  void observe_listed(const cloud_instance& c);
+  /// One of ours listed still: seen now, at the address listed.
+  void seen_again(instance& x, const cloud_instance& c);
+  /// The instance of ours whose launch made `c` and that waits for it.
+  instance* waiting_for(const cloud_instance& c);
+  /// `owner`'s launch made `c`: it is allocated, or, if it was cancelled,
+  /// due to be terminated.
+  void claim(instance& owner, const cloud_instance& c);
+  /// An instance none of ours waits for: taken on, allocated (and stopped
+  /// again if `terminate_again`).
+  void add_found(const cloud_instance& c, bool terminate_again);
+  /// Ours that the listing lacks (`seen` holds the cloud ids it listed):
+  /// gone once missed often and long enough.
+  void observe_unlisted(const std::unordered_set<std::string>& seen);
   void observe_cluster(const cluster_view& cluster);
   void enforce_deadlines();
 
@@ -161,10 +177,18 @@ private:
   void record_failure(std::string type, std::string cause, std::string message);
   std::chrono::milliseconds draw_backoff(int failures);
   std::string next_id(const char* kind);
+  void retire_terminated();
+
+  // -- storage (reconciler_storage.cpp) --------------------------------------
+
+  /// Reads the instances `storage_` holds, and indexes them.
+  void restore();
   /// Writes what changed; false if the storage failed (kept for the next
   /// pass).
   bool persist();
-  void retire_terminated();
+
+  // -- status (reconciler_status.cpp) ----------------------------------------
+
   void build_status(const cluster_view& cluster);
 
   struct type_health {

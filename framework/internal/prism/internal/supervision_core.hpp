@@ -70,28 +70,6 @@ enum class escalation_cause : std::uint8_t {
   start_failed,
 };
 
-/// Outcome of a request to manage a child at run time.
-enum class command_status : std::uint8_t {
-  ok,
-  /// No child has this id.
-  unknown_child,
-  /// A child with this id exists already.
-  child_exists,
-  /// The child is alive; stop it first.
-  child_running,
-  /// The child is waiting to be started again.
-  child_restarting,
-  /// The request does not apply to this strategy.
-  not_supported,
-  /// The id is empty.
-  invalid_id,
-  /// The supervisor is stopping all its children.
-  shutting_down,
-};
-
-/// Returns a short, stable name, e.g. "child_running".
-const char* to_string(command_status x) noexcept;
-
 /// The state and decisions of one supervisor.
 ///
 /// It keeps the ordered child list and answers every event with the plan that
@@ -163,21 +141,24 @@ public:
 
   // -- children at run time ---------------------------------------------------
 
+  // Each returns `supervisor_errc::none` if it took the request, else why it
+  // refused it (a refusal plans nothing).
+
   /// simple_one_for_one: adds a child named `id` from the template and plans
   /// its start.
-  [[nodiscard]] command_status add_child(const std::string& id);
+  [[nodiscard]] supervisor_errc add_child(const std::string& id);
 
   /// Plans the start of the stopped child `id` (no backoff, not a restart);
   /// under simple_one_for_one, an unknown `id` is added as by `add_child`.
-  [[nodiscard]] command_status start_child(const std::string& id);
+  [[nodiscard]] supervisor_errc start_child(const std::string& id);
 
   /// Plans the stop of `id` and cancels any restart; the child stays in the
   /// list, stopped (a temporary one is forgotten). It is not an error if the
   /// child is already down.
-  [[nodiscard]] command_status terminate_child(const std::string& id);
+  [[nodiscard]] supervisor_errc terminate_child(const std::string& id);
 
   /// Forgets the stopped child `id`.
-  [[nodiscard]] command_status delete_child(const std::string& id);
+  [[nodiscard]] supervisor_errc delete_child(const std::string& id);
 
   // -- queries ----------------------------------------------------------------
 
