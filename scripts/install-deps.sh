@@ -24,6 +24,8 @@ packages=(
   libjemalloc-dev
   libssl-dev
   clang-format
+  lld
+  python3
 )
 
 missing=()

@@ -9,6 +9,7 @@ bash scripts/install-deps.sh
 
 cmake -S . -B build/release -G Ninja \
   -DCMAKE_BUILD_TYPE=Release \
+  -DPRISM_UNITY_BUILD=ON \
   -DPRISM_BUILD_TESTS=OFF
 cmake --build build/release --target quickstart -j "$(nproc)"
 

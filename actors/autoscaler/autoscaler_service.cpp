@@ -21,7 +21,7 @@ using namespace std::chrono_literals;
 
 constexpr auto store_timeout = 5s;
 constexpr auto node_timeout = 2s;
-constexpr const char* instance_prefix = "instance/";
+constexpr const char* instance_key_prefix = "instance/";
 
 internal::autoscaler_time wall_now() {
   return std::chrono::floor<std::chrono::milliseconds>(
@@ -40,7 +40,7 @@ public:
     caf::scoped_actor self{sys_};
     for (const auto* x : changed)
       ask<bool>(self, protocol::kv_put{autoscaler_namespace,
-                                       instance_prefix + x->id,
+                                       instance_key_prefix + x->id,
                                        internal::encode_instance(*x),
                                        true,
                                        {}});
@@ -50,13 +50,13 @@ public:
     caf::scoped_actor self{sys_};
     for (const auto& id : ids)
       ask<bool>(self, protocol::kv_del{
-                          autoscaler_namespace, instance_prefix + id, {}});
+                          autoscaler_namespace, instance_key_prefix + id, {}});
   }
 
   std::vector<internal::instance> load() override {
     caf::scoped_actor self{sys_};
     auto keys = ask<std::vector<std::string>>(
-        self, protocol::kv_keys{autoscaler_namespace, instance_prefix});
+        self, protocol::kv_keys{autoscaler_namespace, instance_key_prefix});
     std::vector<internal::instance> out;
     for (const auto& key : keys) {
       auto v = ask<protocol::kv_value>(

@@ -1,8 +1,8 @@
 #pragma once
 
 // Waiting awake for work, shared by Prism's two thread pools: CAF's
-// scheduler threads (cluster/shared_queue_policy.hpp) and the threads that
-// run actors' code (worker/executor.hpp). An idle thread of either looks
+// scheduler threads (common/shared_queue_policy.hpp) and the threads that
+// run actors' code (common/executor.hpp). An idle thread of either looks
 // for work for a short while before it sleeps, because waking a sleeping
 // thread costs the one handing over the work a futex call and an interrupt
 // of another core.

@@ -4,8 +4,9 @@
 
 #include <caf/all.hpp>
 
-#include "cluster/peers.hpp"
+#include "common/executor.hpp"
 #include "gcs/gcs_client.hpp"
+#include "net/peers.hpp"
 #include "owner/owner.hpp"
 #include "owner/owner_address.hpp"
 #include "protocol/kv.hpp"
@@ -13,7 +14,6 @@
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/raylet_worker.hpp"
-#include "worker/executor.hpp"
 
 namespace prism::actors {
 

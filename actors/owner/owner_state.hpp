@@ -27,8 +27,8 @@
 
 #include <caf/all.hpp>
 
-#include "cluster/peers.hpp"
 #include "common/log.hpp"
+#include "net/peers.hpp"
 #include "owner/owner.hpp"
 #include "prism/internal/task_state.hpp"
 #include "protocol/lineage.hpp"

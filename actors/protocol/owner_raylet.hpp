@@ -27,7 +27,7 @@ struct lease_request {
   /// for any.
   node_id affinity;
   bool affinity_soft = false;
-  /// Where `owner`'s process takes connections (see cluster/peers.hpp).
+  /// Where `owner`'s process takes connections (see net/peers.hpp).
   std::string owner_contact;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 
-// Fault injection and probes: what the test fixtures (cluster/testing/,
+// Fault injection and probes: what the test fixtures (actors/testing/,
 // behind <prism/testing.hpp>) ask the raylets, owners and the control store.
 // Production code never sends these; they are registered with the rest so
 // that the fixtures work across processes too.

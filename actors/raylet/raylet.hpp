@@ -10,11 +10,11 @@
 #include <caf/actor_system.hpp>
 #include <caf/atom.hpp>
 
+#include "common/executor.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/ids.hpp"
 #include "prism/internal/resource_set.hpp"
 #include "raylet/process_launcher.hpp"
-#include "worker/executor.hpp"
 
 namespace prism::actors {
 

@@ -25,8 +25,8 @@
 
 #include <caf/all.hpp>
 
-#include "cluster/peers.hpp"
 #include "common/log.hpp"
+#include "net/peers.hpp"
 #include "prism/internal/resource_set.hpp"
 #include "prism/internal/task_placement.hpp"
 #include "protocol/gcs_raylet_actors.hpp"

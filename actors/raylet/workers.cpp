@@ -9,9 +9,10 @@ namespace prism::actors::raylet_internal {
 worker_pool::worker* start_worker(raylet_actor* self) {
   auto& st = self->state;
   auto id = worker_id{unique_id::random()};
-  auto handle = spawn_worker(
-      self->system(), worker_config{id, st.cfg.node, self, st.cfg.gcs,
-                                    st.cfg.directory, st.cfg.max_inline_bytes});
+  auto handle = spawn_worker(self->system(),
+                             worker_config{id, st.cfg.node, self, st.cfg.gcs,
+                                           st.cfg.directory,
+                                           st.cfg.max_inline_bytes, nullptr});
   self->monitor(handle);
   worker_pool::worker w;
   w.id = id;

@@ -5,10 +5,10 @@
 
 #include <caf/all.hpp>
 
-#include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "common/user_errors.hpp"
+#include "net/peers.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
@@ -20,7 +20,7 @@ namespace prism::actors {
 namespace {
 
 // One logger for every instance; looking it up by name takes a global lock.
-const std::shared_ptr<spdlog::logger>& shared_logger() {
+const std::shared_ptr<spdlog::logger>& host_logger() {
   static const auto log = component_logger("actor_host");
   return log;
 }
@@ -314,7 +314,7 @@ void on_ran(host_actor* self) {
 caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.log = shared_logger();
+  st.log = host_logger();
   install_default_handlers(self, st.log);
   st.inst = std::make_shared<instance_state>();
   st.inst->ctx.actor = st.cfg.spec.id;

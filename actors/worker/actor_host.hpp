@@ -5,9 +5,9 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include "common/executor.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/internal/actor_spec.hpp"
-#include "worker/executor.hpp"
 
 namespace prism::actors {
 

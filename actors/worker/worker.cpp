@@ -19,7 +19,7 @@ namespace prism::actors {
 namespace {
 
 // One logger for every instance; looking it up by name takes a global lock.
-const std::shared_ptr<spdlog::logger>& shared_logger() {
+const std::shared_ptr<spdlog::logger>& worker_logger() {
   static const auto log = component_logger("worker");
   return log;
 }
@@ -142,7 +142,7 @@ caf::result<caf::actor> host_instance(worker_actor* self,
 caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.log = shared_logger();
+  st.log = worker_logger();
   install_default_handlers(self, st.log);
   auto store = std::make_shared<internal::memory_store>();
   auto& sys = self->system();

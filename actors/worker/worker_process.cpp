@@ -1,56 +1,8 @@
 #include "worker/worker_process.hpp"
 
-#include <chrono>
-#include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
-
-#include <caf/all.hpp>
-#include <caf/io/middleman.hpp>
-
-#include "cluster/components.hpp"
-#include "cluster/network.hpp"
-#include "cluster/peers.hpp"
-#include "common/log.hpp"
-#include "owner/owner_directory.hpp"
-#include "protocol/raylet_worker.hpp"
-#include "worker/worker.hpp"
 
 namespace prism::actors {
-
-namespace {
-
-/// How long each step of registering may take.
-constexpr auto register_timeout = std::chrono::seconds{10};
-
-/// The code a worker process exits with when it cannot register.
-constexpr int cannot_register = 70;
-
-[[noreturn]] void leave(int code) {
-  spdlog::apply_all(
-      [](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::_exit(code);
-}
-
-[[noreturn]] void fail(const std::string& gate, const std::string& why) {
-  std::fprintf(stderr,
-               "prism worker (pid %d): cannot register with the raylet's gate "
-               "at %s: %s\n",
-               static_cast<int>(::getpid()), gate.c_str(), why.c_str());
-  leave(cannot_register);
-}
-
-std::string take_variable(const char* name) {
-  const char* value = std::getenv(name);
-  std::string result = value != nullptr ? value : "";
-  // Processes this one starts are not workers.
-  ::unsetenv(name);
-  return result;
-}
-
-} // namespace
 
 std::vector<std::string> worker_environment(const std::string& token,
                                             const std::string& gate_address,
@@ -66,65 +18,6 @@ std::vector<std::string> worker_environment(const std::string& token,
 bool started_as_worker() noexcept {
   const char* token = std::getenv(worker_token_variable);
   return token != nullptr && *token != '\0';
-}
-
-void serve_as_worker() {
-  // A task that calls exit() ends this process with its code at once:
-  // static destructors and atexit handlers must not run under the threads
-  // that still serve (they race them into a crash). Registered last, this
-  // runs first.
-  ::on_exit([](int status, void*) { leave(status); }, nullptr);
-  auto token = take_variable(worker_token_variable);
-  auto gate_text = take_variable(worker_gate_variable);
-  set_log_level("");
-  host_port gate_address;
-  try {
-    gate_address = parse_host_port(gate_text, worker_gate_variable);
-  } catch (const std::exception& e) {
-    fail(gate_text, e.what());
-  }
-  caf::actor_system_config cfg;
-  configure_cluster_process(cfg, 2, network_settings{});
-  // The system is never destroyed: the process ends with _exit.
-  auto* sys = new caf::actor_system{cfg};
-  // Owners and callers connect to this process directly.
-  std::string contact;
-  try {
-    contact = listen_for_peers(*sys, gate_address.host);
-  } catch (const std::exception& e) {
-    fail(gate_text, e.what());
-  }
-  start_dialer(*sys, dial_timeout);
-  std::string why;
-  auto gate = dial_published(*sys, gate_address, register_timeout, why);
-  if (!gate)
-    fail(gate_text, why.empty() ? "it publishes no gate" : why);
-  caf::scoped_actor self{*sys};
-  protocol::worker_welcome welcome;
-  self->request(
-          gate, register_timeout,
-          protocol::worker_hello{token, static_cast<std::int32_t>(::getpid())})
-      .receive([&](protocol::worker_welcome& w) { welcome = std::move(w); },
-               [&](caf::error& err) { why = sys->render(err); });
-  if (!welcome.raylet)
-    fail(gate_text, why);
-  auto worker = spawn_worker(
-      *sys, worker_config{welcome.worker, welcome.node, welcome.raylet,
-                          welcome.gcs, std::make_shared<owner_directory>(),
-                          welcome.max_inline_bytes, make_actor_pool()});
-  self->monitor(worker);
-  bool ready = false;
-  self->request(gate, register_timeout,
-                protocol::worker_ready{std::move(token), worker, contact})
-      .receive([&](bool ok) { ready = ok; },
-               [&](caf::error& err) { why = sys->render(err); });
-  if (!ready) {
-    self->send_exit(worker, caf::exit_reason::user_shutdown);
-    fail(gate_text, why);
-  }
-  // Runs until the worker ends: its raylet stopped it or went away.
-  self->receive([](const caf::down_msg&) {});
-  leave(0);
 }
 
 } // namespace prism::actors

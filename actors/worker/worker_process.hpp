@@ -1,13 +1,13 @@
 #pragma once
 
-// The worker side of a worker process: a raylet starts the job's own
-// program with the variables below set, and `prism::init` (or
-// `prism::serve_if_worker`) turns the process into that worker.
+// How a raylet starts a worker process: the job's own program with the
+// variables below set, which `prism::init` (or `prism::serve_if_worker`)
+// finds and turns the process into that worker (boot/serve_worker.hpp).
 
 #include <string>
 #include <vector>
 
-#include "cluster/tls.hpp"
+#include "net/tls.hpp"
 
 namespace prism::actors {
 
@@ -26,13 +26,5 @@ std::vector<std::string> worker_environment(const std::string& token,
 
 /// Whether this process was started as a worker process.
 bool started_as_worker() noexcept;
-
-/// Serves as the worker the raylet started this process for: connects to
-/// its gate, registers with the token, and runs the tasks it is given until
-/// its raylet ends (its connection drops) or stops it. Then the process
-/// exits at once (`_exit`), without running static destructors or atexit
-/// handlers: the user's program does not go on past `prism::init`. Exits
-/// with code 70 if it cannot register.
-[[noreturn]] void serve_as_worker();
 
 } // namespace prism::actors

@@ -7,7 +7,7 @@
 //
 // The `caf_tuned_remote_*` metrics run the same requests with both actor
 // systems set up as Prism's own processes are: Prism's scheduling policy
-// (actors/cluster/shared_queue_policy.hpp) instead of CAF's work stealing,
+// (actors/common/shared_queue_policy.hpp) instead of CAF's work stealing,
 // and no BASP worker threads (`middleman.workers = 0`: the middleman's thread
 // reads a message and hands it to the scheduler itself, one thread hop less
 // each way).
@@ -46,7 +46,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "bench.hpp"
-#include "cluster/shared_queue_policy.hpp"
+#include "common/shared_queue_policy.hpp"
 #include "floor_actors.hpp"
 
 extern char** environ;

@@ -10,8 +10,8 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
-#include "cluster/network.hpp"
-#include "cluster/peers.hpp"
+#include "net/network.hpp"
+#include "net/peers.hpp"
 #include "prism_command.hpp"
 
 using namespace prism::cluster_test;

@@ -28,9 +28,9 @@
 
 #include <prism/prism.hpp>
 
-#include "cluster/head_link.hpp"
-#include "cluster/network.hpp"
-#include "cluster/peers.hpp"
+#include "join/head_link.hpp"
+#include "net/network.hpp"
+#include "net/peers.hpp"
 #include "prism_command.hpp"
 #include "protocol/registration.hpp"
 #include "raw_peer.hpp"

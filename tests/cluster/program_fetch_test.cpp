@@ -18,9 +18,9 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
-#include "cluster/head_link.hpp"
-#include "cluster/network.hpp"
 #include "common/program_file.hpp"
+#include "join/head_link.hpp"
+#include "net/network.hpp"
 #include "prism_command.hpp"
 #include "protocol/programs.hpp"
 

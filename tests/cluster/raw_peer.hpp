@@ -11,7 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cluster/network.hpp"
+#include "net/network.hpp"
 
 namespace prism::cluster_test {
 

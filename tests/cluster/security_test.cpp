@@ -25,9 +25,9 @@
 
 #include <prism/prism.hpp>
 
-#include "cluster/network.hpp"
-#include "cluster/peers.hpp"
-#include "cluster/tls.hpp"
+#include "net/network.hpp"
+#include "net/peers.hpp"
+#include "net/tls.hpp"
 #include "prism_command.hpp"
 #include "raw_peer.hpp"
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "worker/executor.hpp"
+#include "common/executor.hpp"
 
 namespace {
 

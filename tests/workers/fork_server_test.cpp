@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <prism/prism.hpp>
+#include <prism/testing.hpp>
 
 #include "raylet/process_launcher.hpp"
 #include "worker/worker_process.hpp"

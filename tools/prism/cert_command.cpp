@@ -6,12 +6,11 @@
 // clientAuth), with NAME as its common name and subject alternative name.
 // Private keys are written 0600 in a directory that is 0700.
 
-#include "cert_command.hpp"
-
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <ostream>
 #include <regex>
@@ -27,6 +26,10 @@
 #include <openssl/rand.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
 
 namespace prism::tools {
 
@@ -185,8 +188,10 @@ bool is_ip_address(const std::string& name) {
          ::inet_pton(AF_INET6, name.c_str(), buf) == 1;
 }
 
-} // namespace
-
+/// Makes a cluster CA in `dir` (created 0700 if need be): `ca.pem`, its
+/// certificate, which every process trusts, and `ca.key`, its private key
+/// (0600). Refuses a directory that holds a CA already. Returns the exit
+/// status.
 int cert_init_command(const std::string& dir, std::ostream& out,
                       std::ostream& err) {
   try {
@@ -230,6 +235,10 @@ int cert_init_command(const std::string& dir, std::ostream& out,
   }
 }
 
+/// Issues a certificate named `name` (a host name or address), signed by
+/// the CA in `dir` and valid for `days`: `NAME.pem` and `NAME.key` (0600)
+/// in `dir`, good for both ends of a connection. Refuses to replace files.
+/// Returns the exit status.
 int cert_issue_command(const std::string& dir, const std::string& name,
                        long days, std::ostream& out, std::ostream& err) {
   try {
@@ -279,6 +288,52 @@ int cert_issue_command(const std::string& dir, const std::string& name,
     err << "prism cert issue: " << e.what() << std::endl;
     return 1;
   }
+}
+
+void add_init_command(CLI::App& cert, command_list& commands) {
+  auto dir = std::make_shared<std::string>();
+  auto* init = cert.add_subcommand(
+      "init", "Make a cluster CA in DIR: ca.pem (give it to every process) "
+              "and ca.key (keep it here)");
+  init->add_option("DIR", *dir, "Where the CA's files go")->required();
+  commands.push_back(
+      {init, [dir] { return cert_init_command(*dir, std::cout, std::cerr); }});
+}
+
+/// What `prism cert issue` was given.
+struct issue_options {
+  std::string dir;
+  std::string name;
+  long days = 825;
+};
+
+void add_issue_command(CLI::App& cert, command_list& commands) {
+  auto opts = std::make_shared<issue_options>();
+  auto* issue = cert.add_subcommand(
+      "issue", "Issue a certificate NAME.pem and its key NAME.key, signed by "
+               "the CA in DIR, for a host or a driver");
+  issue->add_option("DIR", opts->dir, "The CA's directory")->required();
+  issue
+      ->add_option("NAME", opts->name,
+                   "The host name or address it names (also its files' name)")
+      ->required();
+  issue->add_option("--days", opts->days, "How long it is valid")
+      ->capture_default_str();
+  commands.push_back({issue, [opts] {
+                        return cert_issue_command(opts->dir, opts->name,
+                                                  opts->days, std::cout,
+                                                  std::cerr);
+                      }});
+}
+
+} // namespace
+
+void add_cert_command(CLI::App& app, command_list& commands) {
+  auto* cert = app.add_subcommand(
+      "cert", "Make the certificates of a cluster's mutual TLS");
+  cert->require_subcommand(1);
+  add_init_command(*cert, commands);
+  add_issue_command(*cert, commands);
 }
 
 } // namespace prism::tools

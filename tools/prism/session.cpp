@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-#include "cluster/cluster_token.hpp"
+#include "join/cluster_token.hpp"
 
 namespace prism::tools {
 

@@ -3,23 +3,26 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <iostream>
+#include <memory>
 #include <pthread.h>
 #include <sstream>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "autoscaler/local_provider.hpp"
-#include "cluster/cluster_process.hpp"
-#include "cluster/cluster_token.hpp"
-#include "cluster_commands.hpp"
+#include "boot/cluster_process.hpp"
+#include "commands.hpp"
 #include "common/secret.hpp"
+#include "join/cluster_token.hpp"
 #include "prism/error.hpp"
 #include "prism/internal/autoscaler_config.hpp"
 #include "session.hpp"
@@ -29,6 +32,44 @@ namespace prism::tools {
 namespace {
 
 using actors::cluster_process;
+
+/// What `prism start` was given.
+struct start_options {
+  /// Start the head (control store and a node), or join `address`.
+  bool head = false;
+  std::string address;
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6380;
+  std::string storage;
+  /// Where a node keeps programs fetched from the control store.
+  std::string program_cache;
+  double num_cpus = 0;
+  /// Custom resources as a JSON object, e.g. {"GPU": 1}.
+  std::string resources;
+  bool block = false;
+  std::string log_level = "info";
+  std::uint32_t heartbeat_interval_ms = 500;
+  std::uint32_t connection_timeout_ms = 4000;
+  /// How long a node keeps dialing a head it lost before it ends.
+  std::uint32_t head_timeout_ms = 60000;
+  /// Mutual TLS: this process's certificate and key, and the cluster CA's
+  /// certificate; none takes PRISM_TLS_CERT, PRISM_TLS_KEY, PRISM_TLS_CA.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_ca;
+  /// The cluster token's file; none takes PRISM_AUTH_TOKEN, then
+  /// PRISM_AUTH_TOKEN_FILE, then the session's token file.
+  std::string token_file;
+  /// Listen beyond loopback without TLS, with a warning at every start.
+  bool insecure = false;
+  /// Where other processes reach this one when it listens on 0.0.0.0.
+  std::string node_ip;
+  /// Head: the autoscaler's configuration file; empty: no autoscaler.
+  std::string autoscaler;
+  /// Whether --host was given (a node's default is the interface it
+  /// reaches the head from).
+  bool host_given = false;
+};
 
 resource_map parse_resources(const std::string& text) {
   if (text.empty())
@@ -269,8 +310,8 @@ int start_daemon(const start_options& o) {
   std::exit(run(o, fds[1]));
 }
 
-} // namespace
-
+/// Starts a head or a node; without `block`, as a daemon that outlives the
+/// command, which returns once it runs. Returns the exit status.
 int start_command(const start_options& o) {
   if (o.head == !o.address.empty()) {
     std::cerr << "prism start: give either --head or --address HOST:PORT"
@@ -293,6 +334,112 @@ int start_command(const start_options& o) {
     return 1;
   }
   return o.block ? run(o, -1) : start_daemon(o);
+}
+
+// -- the command line ---------------------------------------------------------
+
+/// Head or node, and where it listens; returns --host, whose absence gives
+/// a node another default.
+CLI::Option* add_role_options(CLI::App& start, start_options& so) {
+  start.add_flag("--head", so.head,
+                 "Run the control store and a node; others join it");
+  start.add_option("--address", so.address,
+                   "Join the head at HOST:PORT as a node");
+  return start
+      .add_option("--host", so.host,
+                  "The interface to listen on. Beyond loopback it needs "
+                  "--tls-cert, --tls-key and --tls-ca, or --insecure. Head "
+                  "default: 127.0.0.1; node default: the interface it "
+                  "reaches the head from")
+      ->capture_default_str();
+}
+
+/// Who may connect: TLS, the cluster token, or neither.
+void add_security_options(CLI::App& start, start_options& so) {
+  start.add_option("--tls-cert", so.tls_cert,
+                   "This host's certificate, signed by the cluster CA "
+                   "(`prism cert issue`); default: PRISM_TLS_CERT");
+  start.add_option("--tls-key", so.tls_key,
+                   "The certificate's private key; default: PRISM_TLS_KEY");
+  start.add_option("--tls-ca", so.tls_ca,
+                   "The cluster CA's certificate; default: PRISM_TLS_CA");
+  start.add_option("--token-file", so.token_file,
+                   "The cluster token's file (default: PRISM_AUTH_TOKEN, "
+                   "then PRISM_AUTH_TOKEN_FILE, then the token of a head "
+                   "started on this host). A head with TLS or beyond "
+                   "loopback makes one if none is given");
+  start.add_flag("--insecure", so.insecure,
+                 "Listen beyond loopback without TLS: anyone who reaches "
+                 "the port can run code on every node (warns at each start)");
+}
+
+/// What the process is: its address, port, storage and resources.
+void add_node_options(CLI::App& start, start_options& so) {
+  start.add_option("--node-ip", so.node_ip,
+                   "The address others reach this process at, when --host "
+                   "is 0.0.0.0 (default: the interface of the default "
+                   "route)");
+  start.add_option("--port", so.port, "Head: the port (0 picks a free one)")
+      ->capture_default_str();
+  start.add_option("--storage", so.storage,
+                   "Head: the control store's directory (default: a "
+                   "temporary one, gone when the head stops)");
+  start.add_option("--program-cache", so.program_cache,
+                   "Where this node keeps the jobs' programs it fetched from "
+                   "the control store (default: prism-<uid>/programs in the "
+                   "temporary directory)");
+  start
+      .add_option("--num-cpus", so.num_cpus,
+                  "CPUs of this node (default: its hardware threads)")
+      ->check(CLI::NonNegativeNumber);
+  start.add_option("--resources", so.resources,
+                   "Custom resources of this node, as JSON: '{\"GPU\": 1}'");
+  start.add_option("--autoscaler", so.autoscaler,
+                   "Head: grow and shrink the cluster as this JSON file "
+                   "says (README, \"Autoscaler\")");
+}
+
+/// How it runs: in the foreground or not, its log, and its timeouts.
+void add_run_options(CLI::App& start, start_options& so) {
+  start.add_flag("--block", so.block,
+                 "Stay in the foreground until SIGTERM or SIGINT (for "
+                 "systemd or a container)");
+  start
+      .add_option("--log-level", so.log_level,
+                  "trace, debug, info, warn, error or off")
+      ->capture_default_str();
+  start
+      .add_option("--heartbeat-interval-ms", so.heartbeat_interval_ms,
+                  "How often an idle connection sends a heartbeat")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  start
+      .add_option("--connection-timeout-ms", so.connection_timeout_ms,
+                  "A peer silent this long is dead (a frozen process)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  start
+      .add_option("--head-timeout-ms", so.head_timeout_ms,
+                  "Node: how long to dial a lost head before ending")
+      ->capture_default_str();
+}
+
+} // namespace
+
+void add_start_command(CLI::App& app, command_list& commands) {
+  auto so = std::make_shared<start_options>();
+  auto* start = app.add_subcommand(
+      "start", "Start the head of a cluster (--head) or a node that joins one "
+               "(--address); returns once it runs, unless --block");
+  // In this order in `prism start --help`.
+  auto* host = add_role_options(*start, *so);
+  add_security_options(*start, *so);
+  add_node_options(*start, *so);
+  add_run_options(*start, *so);
+  commands.push_back({start, [so, host] {
+                        so->host_given = host->count() > 0;
+                        return start_command(*so);
+                      }});
 }
 
 } // namespace prism::tools

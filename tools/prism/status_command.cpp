@@ -1,24 +1,24 @@
-// `prism stop` and `prism status`.
+// `prism status`: what the cluster at an address holds.
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <ctime>
 #include <future>
 #include <iomanip>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
-#include <thread>
 
+#include <CLI/CLI.hpp>
 #include <caf/all.hpp>
 
 #include "autoscaler/autoscaler_service.hpp"
-#include "cluster/cluster_token.hpp"
-#include "cluster/head_link.hpp"
-#include "cluster/network.hpp"
-#include "cluster_commands.hpp"
+#include "commands.hpp"
+#include "join/cluster_token.hpp"
+#include "join/head_link.hpp"
+#include "net/network.hpp"
 #include "prism/error.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/raylet_gcs.hpp"
@@ -32,17 +32,6 @@ namespace {
 constexpr auto ask_timeout = std::chrono::seconds{5};
 /// How long a node may take to say what it uses.
 constexpr auto node_timeout = std::chrono::seconds{2};
-
-/// Waits until `pid` is gone, for at most `grace`.
-bool await_exit(pid_t pid, std::chrono::milliseconds grace) {
-  auto deadline = std::chrono::steady_clock::now() + grace;
-  while (is_prism_start(pid)) {
-    if (std::chrono::steady_clock::now() >= deadline)
-      return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds{20});
-  }
-  return true;
-}
 
 std::string short_id(const unique_id& id) {
   return id.hex().substr(0, 8);
@@ -197,34 +186,8 @@ std::string resolve_address(std::string address) {
   return address;
 }
 
-} // namespace
-
-int stop_command(std::uint32_t grace_ms, std::ostream& out) {
-  auto s = session::open();
-  auto procs = s.running();
-  // Nodes first: a node whose head stops first only dials it again.
-  std::stable_partition(procs.begin(), procs.end(),
-                        [](const auto& p) { return p.name != "head"; });
-  int killed = 0;
-  for (const auto& p : procs)
-    ::kill(p.pid, SIGTERM);
-  for (const auto& p : procs) {
-    if (!await_exit(p.pid, std::chrono::milliseconds{grace_ms})) {
-      ::kill(p.pid, SIGKILL);
-      ++killed;
-      await_exit(p.pid, std::chrono::milliseconds{2000});
-    }
-    s.remove(p.name);
-    out << "stopped " << p.name << " (pid " << p.pid << ")\n";
-  }
-  if (procs.empty())
-    out << "nothing to stop in " << s.dir() << "\n";
-  else if (killed > 0)
-    out << killed << " did not stop within " << grace_ms
-        << " ms and were killed\n";
-  return 0;
-}
-
+/// Prints the cluster at `address` ("" for `PRISM_ADDRESS`, then the head
+/// started on this host): nodes, jobs, actors and waiting demands.
 int status_command(std::string address, std::ostream& out) {
   try {
     auto where = actors::parse_host_port(resolve_address(std::move(address)),
@@ -247,6 +210,19 @@ int status_command(std::string address, std::ostream& out) {
     std::cerr << "prism status: " << e.what() << std::endl;
     return 1;
   }
+}
+
+} // namespace
+
+void add_status_command(CLI::App& app, command_list& commands) {
+  auto address = std::make_shared<std::string>();
+  auto* status = app.add_subcommand(
+      "status", "Print the cluster's nodes, jobs, actors and waiting demands");
+  status->add_option("--address", *address,
+                     "The head, HOST:PORT (default: PRISM_ADDRESS, then the "
+                     "head started on this host)");
+  commands.push_back(
+      {status, [address] { return status_command(*address, std::cout); }});
 }
 
 } // namespace prism::tools

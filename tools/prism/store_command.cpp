@@ -1,8 +1,14 @@
-#include "store_command.hpp"
+// `prism store check DIR` and `prism store repair DIR`: for an operator whose
+// control store `init` refused as damaged.
 
 #include <chrono>
-#include <ostream>
+#include <iostream>
+#include <memory>
+#include <string>
 
+#include <CLI/CLI.hpp>
+
+#include "commands.hpp"
 #include "store_check.hpp"
 
 namespace prism::tools {
@@ -50,8 +56,9 @@ void print_logs(const log_report& logs, std::ostream& out) {
            "sequence number, so it held nothing that was applied\n";
 }
 
-} // namespace
-
+/// Prints what is wrong with the store at `dir`, and what a repair would
+/// drop. Returns the exit status: 0 if the store opens as it is, 1 if it is
+/// refused, 2 if there is no store or it cannot be read.
 int store_check_command(const std::string& dir, std::ostream& out) {
   try {
     auto found = check_store(dir);
@@ -79,6 +86,11 @@ int store_check_command(const std::string& dir, std::ostream& out) {
   }
 }
 
+/// Prints what a repair of the store at `dir` drops; with `apply`, backs
+/// the store up to `backup` (default: "<dir>.before-repair-<seconds since
+/// 1970>") and repairs it. Returns 0 if the store opens now (or already
+/// did), 1 if it still does not (a dry run, or damage no repair drops), 2 on
+/// an error.
 int store_repair_command(const std::string& dir, bool apply, std::string backup,
                          std::ostream& out) {
   try {
@@ -113,6 +125,55 @@ int store_repair_command(const std::string& dir, bool apply, std::string backup,
     out << "prism store repair: " << e.what() << "\n";
     return e.kind() == store_error::kind_t::corrupt ? 1 : 2;
   }
+}
+
+/// What `prism store repair` was given.
+struct repair_options {
+  std::string dir;
+  bool apply = false;
+  std::string backup;
+};
+
+void add_check_command(CLI::App& store, command_list& commands) {
+  auto dir = std::make_shared<std::string>();
+  auto* check = store.add_subcommand(
+      "check", "Tell whether the store opens as it is, and what a repair "
+               "would drop; changes nothing. Exit 0: sound, 1: damaged, "
+               "2: no store or unreadable");
+  check->add_option("DIR", *dir, "The store's directory (config.storage_path)")
+      ->required();
+  commands.push_back(
+      {check, [dir] { return store_check_command(*dir, std::cout); }});
+}
+
+void add_repair_command(CLI::App& store, command_list& commands) {
+  auto opts = std::make_shared<repair_options>();
+  auto* repair = store.add_subcommand(
+      "repair", "Drop damage in a write-ahead log and every write after it. "
+                "Without --apply, only prints what it would drop");
+  repair
+      ->add_option("DIR", opts->dir,
+                   "The store's directory (config.storage_path)")
+      ->required();
+  repair->add_flag("--apply", opts->apply,
+                   "Repair: back the store up, then drop what was printed");
+  repair->add_option("--backup", opts->backup,
+                     "Where the store's files are copied first (a new "
+                     "directory; default DIR.before-repair-<time>)");
+  commands.push_back({repair, [opts] {
+                        return store_repair_command(opts->dir, opts->apply,
+                                                    opts->backup, std::cout);
+                      }});
+}
+
+} // namespace
+
+void add_store_command(CLI::App& app, command_list& commands) {
+  auto* store = app.add_subcommand(
+      "store", "Check or repair a control store's tables on disk");
+  store->require_subcommand(1);
+  add_check_command(*store, commands);
+  add_repair_command(*store, commands);
 }
 
 } // namespace prism::tools

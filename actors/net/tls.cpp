@@ -1,4 +1,4 @@
-#include "cluster/tls.hpp"
+#include "net/tls.hpp"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,6 +1,8 @@
-#include "worker/executor.hpp"
+#include "common/executor.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "common/spin_wait.hpp"
 
@@ -138,6 +140,13 @@ void executor::run() {
     j();
     guard.lock();
   }
+}
+
+std::shared_ptr<executor> make_actor_pool() {
+  /// The most threads for actor methods in one process.
+  constexpr std::size_t max_actor_threads = 1024;
+  return std::make_shared<executor>(
+      std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);
 }
 
 } // namespace prism::actors

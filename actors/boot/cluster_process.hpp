@@ -12,13 +12,13 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
-#include "cluster/components.hpp"
-#include "cluster/network.hpp"
+#include "boot/components.hpp"
+#include "common/executor.hpp"
+#include "net/network.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "prism/internal/autoscaler_config.hpp"
 #include "prism/internal/thread_annotations.hpp"
-#include "worker/executor.hpp"
 
 namespace prism::actors {
 

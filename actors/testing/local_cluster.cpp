@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-#include "cluster/embedded_cluster.hpp"
+#include "boot/embedded_cluster.hpp"
 #include "owner/owner.hpp"
 #include "prism/internal/memory_store.hpp"
 #include "prism/internal/task_state.hpp"

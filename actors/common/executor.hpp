@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -82,5 +83,9 @@ private:
   std::size_t max_threads_;
   std::thread watchdog_;
 };
+
+/// The threads that run actor methods in one process: at least one per
+/// core (two at least), growing up to 1024 while methods block.
+std::shared_ptr<executor> make_actor_pool();
 
 } // namespace prism::actors

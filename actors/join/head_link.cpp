@@ -1,4 +1,4 @@
-#include "cluster/head_link.hpp"
+#include "join/head_link.hpp"
 
 #include <algorithm>
 #include <set>
@@ -6,11 +6,10 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
-#include "cluster/cluster_door.hpp"
-#include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
-#include "gcs/gcs.hpp"
+#include "join/cluster_door.hpp"
+#include "net/peers.hpp"
 #include "prism/error.hpp"
 #include "protocol/cluster_door.hpp"
 #include "protocol/gcs_restart.hpp"
@@ -19,7 +18,7 @@ namespace prism::actors {
 
 namespace {
 
-using dial_atom = caf::atom_constant<caf::atom("hl_dial")>;
+using redial_atom = caf::atom_constant<caf::atom("hl_dial")>;
 using clock_type = std::chrono::steady_clock;
 
 constexpr auto first_backoff = std::chrono::milliseconds{100};
@@ -63,7 +62,7 @@ void retry_later(head_link_actor* self, std::string why) {
     st.log->info("the head at {} does not answer yet ({}); dialing again",
                  address_of(st.cfg.head), why);
   st.last_failure = std::move(why);
-  self->delayed_send(self, st.backoff, dial_atom::value);
+  self->delayed_send(self, st.backoff, redial_atom::value);
   st.backoff = std::min(st.backoff * 2, max_backoff);
 }
 
@@ -134,7 +133,7 @@ caf::behavior head_link_behavior(head_link_actor* self, head_link_config cfg) {
   auto remote = std::move(st.cfg.remote);
   attach(self, std::move(remote));
   return {
-      [self](dial_atom) { dial(self); },
+      [self](redial_atom) { dial(self); },
   };
 }
 
@@ -142,26 +141,6 @@ caf::behavior head_link_behavior(head_link_actor* self, head_link_config cfg) {
 
 caf::actor spawn_head_link(caf::actor_system& sys, head_link_config cfg) {
   return sys.spawn<caf::detached>(head_link_behavior, std::move(cfg));
-}
-
-head_connection connect_head(caf::actor_system& sys, const host_port& where,
-                             const head_entry& entry,
-                             std::chrono::milliseconds wait,
-                             std::chrono::milliseconds give_up_after,
-                             std::function<void(const std::string&)> lost) {
-  head_connection result;
-  auto remote = connect_to_head(sys, where, entry, std::chrono::seconds{5});
-  result.head_process = remote.node();
-  result.endpoint = spawn_gcs_endpoint(sys, wait);
-  head_link_config lc;
-  lc.head = where;
-  lc.entry = entry;
-  lc.endpoint = result.endpoint;
-  lc.remote = std::move(remote);
-  lc.give_up_after = give_up_after;
-  lc.lost = std::move(lost);
-  result.link = spawn_head_link(sys, std::move(lc));
-  return result;
 }
 
 caf::actor connect_to_head(caf::actor_system& sys, const host_port& where,

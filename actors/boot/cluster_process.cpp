@@ -1,4 +1,4 @@
-#include "cluster/cluster_process.hpp"
+#include "boot/cluster_process.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -8,13 +8,13 @@
 #include <caf/io/middleman.hpp>
 
 #include "autoscaler/autoscaler_service.hpp"
-#include "cluster/cluster_door.hpp"
-#include "cluster/head_link.hpp"
-#include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_client.hpp"
+#include "join/cluster_door.hpp"
+#include "join/head_link.hpp"
+#include "net/peers.hpp"
 #include "prism/error.hpp"
 
 namespace prism::actors {
@@ -225,28 +225,17 @@ void cluster_process::shutdown() {
     return;
   // The autoscaler first: its requests need everything else.
   autoscaler_.reset();
-  // Owners first, so that nothing waits on them; then the node with its
-  // workers and actors; then the link and the control store.
-  directory_->for_each([](const caf::actor& owner) {
-    caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
-  });
-  if (raylet_)
-    caf::anon_send_exit(raylet_, caf::exit_reason::user_shutdown);
-  if (link_)
-    caf::anon_send_exit(link_, caf::exit_reason::user_shutdown);
-  if (door_)
-    caf::anon_send_exit(door_, caf::exit_reason::user_shutdown);
-  if (control_.keeper) {
-    close_control_store(*sys_, control_);
-  } else if (endpoint_) {
-    caf::anon_send_exit(endpoint_, caf::exit_reason::user_shutdown);
-  }
+  process_parts parts;
+  parts.owners = directory_.get();
+  parts.nodes = {raylet_};
+  parts.links = {link_, door_};
+  // A head runs the control store; a node reaches it through its endpoint.
+  if (control_.keeper)
+    parts.control = &control_;
+  else
+    parts.links.push_back(endpoint_);
+  stop_process(*sys_, std::move(parts));
   raylet_ = link_ = endpoint_ = door_ = nullptr;
-  directory_->clear();
-  stop_peers(*sys_);
-  sys_->registry().await_running_count_equal(0);
-  stop_basp_helpers(*sys_);
-  actor_pool_.reset();
   sys_.reset();
   sys_cfg_.reset();
 }

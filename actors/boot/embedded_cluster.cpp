@@ -1,4 +1,4 @@
-#include "cluster/embedded_cluster.hpp"
+#include "boot/embedded_cluster.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -10,17 +10,18 @@
 
 #include <caf/all.hpp>
 
-#include "cluster/cluster_token.hpp"
-#include "cluster/components.hpp"
-#include "cluster/head_link.hpp"
-#include "cluster/network.hpp"
-#include "cluster/peers.hpp"
-#include "cluster/program_upload.hpp"
-#include "cluster/shared_queue_policy.hpp"
+#include "boot/components.hpp"
+#include "boot/serve_worker.hpp"
 #include "common/log.hpp"
+#include "common/shared_queue_policy.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_client.hpp"
 #include "gcs/gcs_storage.hpp"
+#include "join/cluster_token.hpp"
+#include "join/head_link.hpp"
+#include "join/program_upload.hpp"
+#include "net/network.hpp"
+#include "net/peers.hpp"
 #include "owner/owner.hpp"
 #include "prism/api.hpp"
 #include "prism/client.hpp"
@@ -44,8 +45,6 @@
 namespace prism::actors {
 
 namespace {
-
-constexpr auto control_timeout = std::chrono::seconds{10};
 
 std::string anonymous_namespace() {
   return "anonymous-" + unique_id::random().hex();
@@ -283,36 +282,23 @@ void embedded_cluster::stop() {
     return;
   end_jobs();
   driver_.reset();
-  // Owners first: their stores fail pending objects, so a task blocked in
-  // `get` returns; then the nodes, which take their workers and actors along.
-  directory_->for_each([](const caf::actor& owner) {
-    caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
-  });
-  if (attached_) {
-    // The cluster's processes run on; only this process's link goes.
+  process_parts parts;
+  parts.owners = directory_.get();
+  {
     std::lock_guard<std::mutex> guard{mu_};
-    for (auto& a : {program_upload_, head_link_, gcs_})
-      if (a)
-        caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    program_upload_ = head_link_ = gcs_ = nullptr;
-    nodes_.clear();
-  } else {
-    // The control store goes before the nodes: what it has stored stays
-    // as it is, so detached actors come back when a cluster starts again on
-    // the same storage.
-    close_control_store(*sys_, control_);
+    if (attached_) {
+      // The cluster's processes run on; only this process's links go.
+      parts.links = {program_upload_, head_link_, gcs_};
+      program_upload_ = head_link_ = nullptr;
+    } else {
+      parts.control = &control_;
+      for (auto& n : nodes_)
+        parts.nodes.push_back(n.raylet);
+    }
     gcs_ = nullptr;
-    std::lock_guard<std::mutex> guard{mu_};
-    for (auto& n : nodes_)
-      caf::anon_send_exit(n.raylet, caf::exit_reason::user_shutdown);
     nodes_.clear();
   }
-  directory_->clear();
-  stop_peers(*sys_);
-  // The actor threads go before the actor system: a thread that spawned an
-  // actor holds CAF's logger, which the system waits for in its destructor.
-  sys_->registry().await_running_count_equal(0);
-  stop_basp_helpers(*sys_);
+  stop_process(*sys_, std::move(parts));
   actor_pool_.reset();
   sys_.reset();
   sys_cfg_.reset();

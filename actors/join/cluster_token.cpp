@@ -1,4 +1,4 @@
-#include "cluster/cluster_token.hpp"
+#include "join/cluster_token.hpp"
 
 #include <cerrno>
 #include <cstdlib>

@@ -5,22 +5,29 @@
 // starts them in one process; `prism start` starts them in the processes of
 // a cluster.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include "common/executor.hpp"
 #include "gcs/gcs.hpp"
+#include "join/head_link.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "prism/ids.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "raylet/raylet.hpp"
-#include "worker/executor.hpp"
 
 namespace prism::actors {
+
+/// How long a request to another component of this process may take
+/// (the control store's keeper, a raylet, an owner).
+inline constexpr auto control_timeout = std::chrono::seconds{10};
 
 /// `resources` completed from `cfg`: "CPU" is `cfg.num_cpus` (or the number
 /// of hardware threads) unless given. Throws `invalid_argument_error` on a
@@ -112,6 +119,45 @@ std::size_t scheduler_threads(const config& cfg);
 
 /// Threads that run actor methods in one process: at least one per core,
 /// and more whenever all are busy (methods may block in `get`).
-std::shared_ptr<executor> make_actor_pool();
+
+/// This process's endpoint of a head's control store, the link that keeps
+/// it connected, and the head's process (to tell its actors from others).
+struct head_connection {
+  caf::actor endpoint;
+  caf::actor link;
+  caf::node_id head_process;
+};
+
+/// Connects to the head at `where` (see `connect_to_head`), and spawns an
+/// endpoint whose requests wait up to `wait` while the head is away, and a
+/// head link that gives up (calling `lost`, which may be empty) after
+/// `give_up_after` without the head.
+head_connection connect_head(caf::actor_system& sys, const host_port& where,
+                             const head_entry& entry,
+                             std::chrono::milliseconds wait,
+                             std::chrono::milliseconds give_up_after,
+                             std::function<void(const std::string&)> lost);
+
+/// What a process of Prism runs, to stop at its end (`stop_process`).
+struct process_parts {
+  /// The owners of its drivers and workers.
+  owner_directory* owners = nullptr;
+  /// The control store it runs (a head, an embedded cluster); null if none.
+  control_store* control = nullptr;
+  /// The raylets it runs.
+  std::vector<caf::actor> nodes;
+  /// Its links to other processes and the control store: a head link, a
+  /// door, an endpoint, a program upload.
+  std::vector<caf::actor> links;
+};
+
+/// Stops what a process runs, in the one order every process uses:
+/// owners first, whose stores fail pending objects so that a task blocked
+/// in `get` returns; then the control store, closed while its nodes still
+/// run, so what it stored stays as it was (detached actors come back when
+/// a control store starts again on the storage) instead of recording their
+/// nodes' deaths; then the nodes, with their workers and actors; then the
+/// links; then the connections to peers. Returns once no actor runs.
+void stop_process(caf::actor_system& sys, process_parts parts);
 
 } // namespace prism::actors

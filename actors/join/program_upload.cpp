@@ -1,4 +1,4 @@
-#include "cluster/program_upload.hpp"
+#include "join/program_upload.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "cluster/transport.hpp"
+#include "net/transport.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -23,8 +23,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "cluster/tls.hpp"
 #include "common/log.hpp"
+#include "net/tls.hpp"
 #include "prism/internal/thread_annotations.hpp"
 
 namespace prism::actors {
@@ -503,17 +503,17 @@ struct running_transport {
   bool tls = false;
 };
 
-std::mutex tables_mu;
+std::mutex transports_mu;
 std::map<const caf::actor_system*, running_transport>
-    running GUARDED_BY(tables_mu);
+    running GUARDED_BY(transports_mu);
 std::map<const caf::actor_system_config*, transport_settings>
-    pending_settings GUARDED_BY(tables_mu);
+    pending_settings GUARDED_BY(transports_mu);
 
 } // namespace
 
 void set_transport_settings(const caf::actor_system_config& cfg,
                             transport_settings given) {
-  std::lock_guard<std::mutex> guard{tables_mu};
+  std::lock_guard<std::mutex> guard{transports_mu};
   pending_settings[&cfg] = given;
 }
 
@@ -529,7 +529,7 @@ void transport::init(caf::actor_system_config&) {}
 void transport::start() {
   transport_settings given;
   {
-    std::lock_guard<std::mutex> guard{tables_mu};
+    std::lock_guard<std::mutex> guard{transports_mu};
     if (auto i = pending_settings.find(&sys_.config());
         i != pending_settings.end()) {
       given = i->second;
@@ -545,13 +545,13 @@ void transport::start() {
       sys_.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
   actor_ = sys_.spawn<prism_middleman, caf::detached + caf::hidden>(
       std::move(broker), std::move(ctx), limits);
-  std::lock_guard<std::mutex> guard{tables_mu};
+  std::lock_guard<std::mutex> guard{transports_mu};
   running[&sys_] = running_transport{actor_, given.tls};
 }
 
 void transport::stop() {
   {
-    std::lock_guard<std::mutex> guard{tables_mu};
+    std::lock_guard<std::mutex> guard{transports_mu};
     running.erase(&sys_);
   }
   caf::scoped_actor self{sys_, true};
@@ -571,13 +571,13 @@ void* transport::subtype_ptr() {
 }
 
 caf::io::middleman_actor transport::actor_of(caf::actor_system& sys) {
-  std::lock_guard<std::mutex> guard{tables_mu};
+  std::lock_guard<std::mutex> guard{transports_mu};
   auto i = running.find(&sys);
   return i != running.end() ? i->second.actor : caf::io::middleman_actor{};
 }
 
 bool transport::uses_tls(caf::actor_system& sys) {
-  std::lock_guard<std::mutex> guard{tables_mu};
+  std::lock_guard<std::mutex> guard{transports_mu};
   auto i = running.find(&sys);
   return i != running.end() && i->second.tls;
 }

@@ -1,11 +1,11 @@
-#include "cluster/cluster_door.hpp"
+#include "join/cluster_door.hpp"
 
 #include <caf/all.hpp>
 
-#include "cluster/peers.hpp"
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "common/secret.hpp"
+#include "net/peers.hpp"
 #include "prism/error.hpp"
 #include "protocol/cluster_door.hpp"
 

@@ -1,4 +1,4 @@
-#include "cluster/network.hpp"
+#include "net/network.hpp"
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -17,8 +17,8 @@
 #include <caf/io/middleman.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include "cluster/shared_queue_policy.hpp"
-#include "cluster/transport.hpp"
+#include "common/shared_queue_policy.hpp"
+#include "net/transport.hpp"
 #include "prism/error.hpp"
 #include "protocol/registration.hpp"
 

@@ -13,7 +13,7 @@
 #include <caf/expected.hpp>
 #include <caf/io/middleman_actor.hpp>
 
-#include "cluster/tls.hpp"
+#include "net/tls.hpp"
 
 namespace prism::actors {
 

@@ -10,14 +10,14 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/node_id.hpp>
 
-#include "cluster/components.hpp"
-#include "cluster/network.hpp"
+#include "boot/components.hpp"
+#include "common/executor.hpp"
 #include "gcs/gcs.hpp"
+#include "net/network.hpp"
 #include "owner/owner_client.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "prism/internal/thread_annotations.hpp"
-#include "worker/executor.hpp"
 
 namespace prism::actors {
 

@@ -8,7 +8,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/node_id.hpp>
 
-#include "cluster/network.hpp"
+#include "net/network.hpp"
 
 namespace prism::actors {
 
@@ -47,24 +47,6 @@ struct head_link_config {
 /// again as they do after a restart of the control store. Runs on a thread
 /// of its own: a dial blocks.
 caf::actor spawn_head_link(caf::actor_system& sys, head_link_config cfg);
-
-/// This process's endpoint of a head's control store, the link that keeps
-/// it connected, and the head's process (to tell its actors from others).
-struct head_connection {
-  caf::actor endpoint;
-  caf::actor link;
-  caf::node_id head_process;
-};
-
-/// Connects to the head at `where` (see `connect_to_head`), and spawns an
-/// endpoint whose requests wait up to `wait` while the head is away, and a
-/// head link that gives up (calling `lost`, which may be empty) after
-/// `give_up_after` without the head.
-head_connection connect_head(caf::actor_system& sys, const host_port& where,
-                             const head_entry& entry,
-                             std::chrono::milliseconds wait,
-                             std::chrono::milliseconds give_up_after,
-                             std::function<void(const std::string&)> lost);
 
 /// Connects to the head at `where`, presents `entry` at its door, and
 /// returns the head's control store. Throws `gcs_unavailable_error` naming

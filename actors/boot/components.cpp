@@ -1,4 +1,4 @@
-#include "cluster/components.hpp"
+#include "boot/components.hpp"
 
 #include <cerrno>
 #include <cmath>
@@ -11,9 +11,10 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
-#include "cluster/network.hpp"
 #include "common/program_file.hpp"
 #include "gcs/program_store.hpp"
+#include "net/network.hpp"
+#include "net/peers.hpp"
 
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_storage.hpp"
@@ -27,11 +28,6 @@
 namespace prism::actors {
 
 namespace {
-
-constexpr auto control_timeout = std::chrono::seconds{10};
-
-/// The most threads for actor methods in one process.
-constexpr std::size_t max_actor_threads = 1024;
 
 /// Opens the control store's tables, or throws a Prism error that names the
 /// path and why it cannot be used.
@@ -238,9 +234,46 @@ std::size_t scheduler_threads(const config& cfg) {
              : std::max(2u, std::thread::hardware_concurrency());
 }
 
-std::shared_ptr<executor> make_actor_pool() {
-  return std::make_shared<executor>(
-      std::max(2u, std::thread::hardware_concurrency()), max_actor_threads);
+head_connection connect_head(caf::actor_system& sys, const host_port& where,
+                             const head_entry& entry,
+                             std::chrono::milliseconds wait,
+                             std::chrono::milliseconds give_up_after,
+                             std::function<void(const std::string&)> lost) {
+  head_connection result;
+  auto remote = connect_to_head(sys, where, entry, std::chrono::seconds{5});
+  result.head_process = remote.node();
+  result.endpoint = spawn_gcs_endpoint(sys, wait);
+  head_link_config lc;
+  lc.head = where;
+  lc.entry = entry;
+  lc.endpoint = result.endpoint;
+  lc.remote = std::move(remote);
+  lc.give_up_after = give_up_after;
+  lc.lost = std::move(lost);
+  result.link = spawn_head_link(sys, std::move(lc));
+  return result;
+}
+
+void stop_process(caf::actor_system& sys, process_parts parts) {
+  if (parts.owners != nullptr)
+    parts.owners->for_each([](const caf::actor& owner) {
+      caf::anon_send_exit(owner, caf::exit_reason::user_shutdown);
+    });
+  if (parts.control != nullptr)
+    close_control_store(sys, *parts.control);
+  for (auto& n : parts.nodes)
+    if (n)
+      caf::anon_send_exit(n, caf::exit_reason::user_shutdown);
+  for (auto& l : parts.links)
+    if (l)
+      caf::anon_send_exit(l, caf::exit_reason::user_shutdown);
+  if (parts.owners != nullptr)
+    parts.owners->clear();
+  stop_peers(sys);
+  // The actor threads go before the actor system: a thread that spawned an
+  // actor holds CAF's logger, which the system waits for in its destructor.
+  sys.registry().await_running_count_equal(0);
+  stop_basp_helpers(sys);
 }
 
 } // namespace prism::actors

@@ -1,4 +1,4 @@
-#include "cluster/peers.hpp"
+#include "net/peers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -14,8 +14,8 @@
 #include <caf/io/basp_broker.hpp>
 #include <caf/io/middleman.hpp>
 
-#include "cluster/network.hpp"
 #include "common/default_handlers.hpp"
+#include "net/network.hpp"
 #include "prism/error.hpp"
 
 namespace prism::actors {

@@ -1,0 +1,16 @@
+#pragma once
+
+// The worker side of a worker process, composed: see worker/worker_process.hpp
+// for the variables a node starts it with.
+
+namespace prism::actors {
+
+/// Serves as the worker the raylet started this process for: connects to
+/// its gate, registers with the token, and runs the tasks it is given until
+/// its raylet ends (its connection drops) or stops it. Then the process
+/// exits at once (`_exit`), without running static destructors or atexit
+/// handlers: the user's program does not go on past `prism::init`. Exits
+/// with code 70 if it cannot register.
+[[noreturn]] void serve_as_worker();
+
+} // namespace prism::actors
