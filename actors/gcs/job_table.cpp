@@ -21,11 +21,15 @@ std::int64_t now_ms() {
 void save_job(gcs_actor* self, job_id id, const job_entry& j) {
   if (!self->state.durability.storage)
     return;
-  persistence::job_record r{id, j.driver, j.ns, !j.running, j.start_ms};
-  r.program_path = j.program.path;
-  r.program_args = j.program.argv;
-  r.program_sha256 = j.program.sha256;
-  r.program_size = j.program.size;
+  persistence::job_record r{.job = id,
+                            .driver = j.driver,
+                            .ns = j.ns,
+                            .finished = !j.running,
+                            .start_ms = j.start_ms,
+                            .program_path = j.program.path,
+                            .program_args = j.program.argv,
+                            .program_sha256 = j.program.sha256,
+                            .program_size = j.program.size};
   persistence::write_batch b;
   b.put_job(std::move(r));
   commit(self, std::move(b));
