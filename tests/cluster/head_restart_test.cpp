@@ -45,6 +45,25 @@ PRISM_REMOTE(head_restart_test::counter::create,
 
 using head_restart_test::counter;
 
+namespace {
+
+/// The detached counter, found by name once the head knows it (a restarted
+/// head knows it again once its node registers again); nothing after 30 s.
+std::optional<prism::actor_handle<counter>> await_counter() {
+  std::optional<prism::actor_handle<counter>> found;
+  eventually(30s, [&] {
+    try {
+      found = prism::get_actor<counter>("counter");
+    } catch (const prism::error&) {
+      found.reset();
+    }
+    return found.has_value();
+  });
+  return found;
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_SUITE(head_restart)
 
 BOOST_AUTO_TEST_CASE(a_killed_head_restarts_and_nodes_and_drivers_reconnect) {
@@ -115,15 +134,7 @@ BOOST_AUTO_TEST_CASE(a_detached_actor_on_a_node_outlives_a_head_restart) {
   BOOST_TEST(prism::get(service.task(&counter::bump).remote(), timeout) == 2);
   // By name, once the new head knows the actor again (its node reported
   // it when it registered again).
-  std::optional<prism::actor_handle<counter>> found;
-  BOOST_TEST(eventually(30s, [&] {
-    try {
-      found = prism::get_actor<counter>("counter");
-    } catch (const prism::error&) {
-      found.reset();
-    }
-    return found.has_value();
-  }));
+  auto found = await_counter();
   BOOST_REQUIRE(found.has_value());
   BOOST_TEST(prism::get(found->task(&counter::bump).remote(), timeout) == 3);
   BOOST_TEST(prism::get(found->task(&counter::pid).remote(), timeout) == pid);
@@ -169,15 +180,7 @@ BOOST_AUTO_TEST_CASE(a_driver_attaching_after_a_head_restart_finds_a_service) {
   if (std::filesystem::exists(cluster.session_dir() + "/token"))
     cfg.auth_token_file = cluster.session_dir() + "/token";
   prism::init(cfg);
-  std::optional<prism::actor_handle<counter>> found;
-  BOOST_TEST(eventually(30s, [&] {
-    try {
-      found = prism::get_actor<counter>("counter");
-    } catch (const prism::error&) {
-      found.reset();
-    }
-    return found.has_value();
-  }));
+  auto found = await_counter();
   BOOST_REQUIRE(found.has_value());
   BOOST_TEST(prism::get(found->task(&counter::bump).remote(), timeout) == 2);
   BOOST_TEST(prism::get(found->task(&counter::pid).remote(), timeout) == pid);

@@ -5,6 +5,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "state_table_checks.hpp"
+
 #include <set>
 #include <string>
 #include <utility>
@@ -44,16 +46,7 @@ static_assert(prism::internal::allowed(actor_state::restarting,
 static_assert(!prism::internal::allowed(actor_state::dead, actor_state::alive));
 
 std::set<actor_state> reachable_from(actor_state start) {
-  std::set<actor_state> seen{start};
-  std::vector<actor_state> todo{start};
-  while (!todo.empty()) {
-    auto s = todo.back();
-    todo.pop_back();
-    for (auto to : all_states)
-      if (prism::internal::allowed(s, to) && seen.insert(to).second)
-        todo.push_back(to);
-  }
-  return seen;
+  return state_table_checks::reachable_from(start, all_states);
 }
 
 } // namespace

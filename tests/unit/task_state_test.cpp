@@ -5,6 +5,8 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "state_table_checks.hpp"
+
 #include <set>
 #include <string>
 #include <utility>
@@ -47,16 +49,7 @@ static_assert(every_edge_says_when(),
               "an edge of task_transitions does not say when it happens");
 
 std::set<task_state> reachable_from(task_state start) {
-  std::set<task_state> seen{start};
-  std::vector<task_state> todo{start};
-  while (!todo.empty()) {
-    auto s = todo.back();
-    todo.pop_back();
-    for (auto to : all_states)
-      if (prism::internal::allowed(s, to) && seen.insert(to).second)
-        todo.push_back(to);
-  }
-  return seen;
+  return state_table_checks::reachable_from(start, all_states);
 }
 
 } // namespace
