@@ -61,11 +61,11 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
   w.started_at = std::chrono::steady_clock::now();
   auto raylet = self->address();
   auto id = w.id;
+  auto env = worker_environment(w.token, st.cfg.gate_address,
+                                tls_of(self->system().config()));
   st.pool.add_starting(std::move(w));
   st.cfg.launcher->launch(
-      program,
-      worker_environment(st.pool.find(id)->token, st.cfg.gate_address,
-                         tls_of(self->system().config())),
+      program, env,
       [raylet, id](pid_t pid, const std::string& how) {
         if (auto r = caf::actor_cast<caf::actor>(raylet))
           caf::anon_send(r, protocol::worker_exited{id, pid, how});
