@@ -73,7 +73,10 @@ stage_done configure
 cmake --build build/asan -j "$(nproc)"
 stage_done build
 status=0
-ctest --test-dir build/asan --output-on-failure -j1 --timeout 900 || status=$?
+# Two suites at a time: the multi-process ones spend much of their time
+# waiting on their processes (README, "Tests").
+ctest --test-dir build/asan --output-on-failure -j "$(nproc)" --timeout 900 \
+  || status=$?
 stage_done ctest
 if [[ $status -ne 0 ]]; then
   # The failures in brief, last, where a reader of a long log looks first.

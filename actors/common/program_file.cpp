@@ -22,12 +22,6 @@ namespace prism::actors {
 
 namespace {
 
-struct evp_ctx_deleter {
-  void operator()(EVP_MD_CTX* ctx) const {
-    EVP_MD_CTX_free(ctx);
-  }
-};
-
 struct file_closer {
   void operator()(std::FILE* f) const {
     std::fclose(f);
@@ -72,7 +66,12 @@ bool identity_of(const std::string& path, file_identity& out) {
 } // namespace
 
 struct sha256_stream::state {
-  std::unique_ptr<EVP_MD_CTX, evp_ctx_deleter> ctx{EVP_MD_CTX_new()};
+  struct free_ctx {
+    void operator()(EVP_MD_CTX* ctx) const {
+      EVP_MD_CTX_free(ctx);
+    }
+  };
+  std::unique_ptr<EVP_MD_CTX, free_ctx> ctx{EVP_MD_CTX_new()};
 };
 
 sha256_stream::sha256_stream() : state_{std::make_unique<state>()} {

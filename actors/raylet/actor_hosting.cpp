@@ -28,7 +28,11 @@ void start_actor_host(raylet_actor* self, protocol::host_actor& msg) {
   self->monitor(host);
   st.available.subtract(resources);
   st.hosts.emplace(host.address(),
-                   hosted_instance{host, resources, hc_actor, msg.incarnation});
+                   hosted_instance{.host = host,
+                                   .resources = resources,
+                                   .actor = hc_actor,
+                                   .incarnation = msg.incarnation,
+                                   .worker = worker_id{}});
 }
 
 bool host_gone(raylet_actor* self, const caf::down_msg& msg) {

@@ -212,7 +212,8 @@ BOOST_AUTO_TEST_CASE(a_value_holds_the_refs_inside_it_until_it_is_freed) {
   auto inner_borrowed = some_object(2);
   auto outer = some_object(3);
   store.add_ready(inner_own, prism::detail::value{});
-  store.add_ready(outer, holding({{inner_own, self}, {inner_borrowed, other}}));
+  store.add_ready(
+      outer, holding({{inner_own, self, {}}, {inner_borrowed, other, {}}}));
   // The borrowed ref had no entry: the value's arrival registers it.
   BOOST_TEST(rec.count(event::kind::borrowed, inner_borrowed) == 1u);
   BOOST_TEST(store.count_of(inner_own).contained == 1);
@@ -233,7 +234,7 @@ BOOST_AUTO_TEST_CASE(
   auto result = some_object(1);
   auto inner = some_object(2);
   store.add_pending(result);
-  BOOST_TEST(store.complete(result, holding({{inner, other}}),
+  BOOST_TEST(store.complete(result, holding({{inner, other, {}}}),
                             memory_store::arrival::registered_by_sender));
   BOOST_TEST(rec.count(event::kind::borrowed, inner) == 0u);
   store.release(result);
@@ -252,7 +253,7 @@ BOOST_AUTO_TEST_CASE(freeing_a_long_chain_frees_every_link) {
   store.add_ready(ids[0], prism::detail::value{});
   for (std::uint64_t i = 1; i < links; ++i) {
     ids.push_back(some_object(i));
-    store.add_ready(ids[i], holding({{ids[i - 1], self}}));
+    store.add_ready(ids[i], holding({{ids[i - 1], self, {}}}));
     store.release(ids[i - 1]);
   }
   BOOST_TEST(store.size() == links);

@@ -15,6 +15,7 @@ namespace {
 
 using namespace prism;
 using namespace prism::internal;
+using prism::internal::child_spec;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using time_point = supervision_core::time_point;
