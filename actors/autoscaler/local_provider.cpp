@@ -38,7 +38,7 @@ std::string instance_prefix() {
 local_process_provider::local_process_provider(local_provider_settings settings)
     : settings_(std::move(settings)), prefix_(instance_prefix()) {
   std::lock_guard<std::mutex> guard{mu_};
-  adopt_running();
+  inherit_running();
 }
 
 namespace {
@@ -66,7 +66,7 @@ bool running(pid_t pid) {
 
 } // namespace
 
-void local_process_provider::adopt_running() {
+void local_process_provider::inherit_running() {
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator{"/proc", ec}) {
     auto pid = e.path().filename().string();
@@ -90,7 +90,7 @@ void local_process_provider::adopt_running() {
     n.pid = static_cast<pid_t>(std::stol(pid));
     n.node_type = type;
     n.request_id = env[request_id_variable];
-    n.adopted = true;
+    n.inherited = true;
     seen_requests_.insert(n.request_id);
   }
 }
@@ -116,7 +116,7 @@ pid_t local_process_provider::spawn(const std::string& id,
     args.push_back(custom.dump());
   }
   auto log = settings_.log_dir + "/autoscaler-" + id + ".log";
-  // Everything the child needs is made before the fork: it only calls
+  // Everything the new process needs is made before the fork: it only calls
   // async-signal-safe functions after it.
   std::vector<char*> argv;
   for (auto& a : args)
@@ -226,7 +226,7 @@ void local_process_provider::reap() {
   auto now = std::chrono::steady_clock::now();
   for (auto n = nodes_.begin(); n != nodes_.end();) {
     int status = 0;
-    if (n->second.adopted) {
+    if (n->second.inherited) {
       if (!running(n->second.pid))
         n->second.exited = true;
     } else if (!n->second.exited) {

@@ -77,12 +77,12 @@ private:
     /// It exited (and was reaped), and whether a listing showed it yet.
     bool exited = false;
     bool listed = false;
-    /// Started by an earlier head: not a child, so polled, not reaped.
-    bool adopted = false;
+    /// Started by an earlier head, not by this process: so polled, not reaped.
+    bool inherited = false;
   };
 
   /// Takes over the nodes of an earlier head (see the constructor).
-  void adopt_running() EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void inherit_running() EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   /// Starts one node; returns its pid, or 0 with `why` set.
   pid_t spawn(const std::string& id, const std::string& node_type,

@@ -197,15 +197,15 @@ bool fork_workers(const config& cfg) {
 
 void use_worker_processes(caf::actor_system& sys, const config& cfg,
                           raylet_config& rc, worker_program program) {
-  rc.gate = spawn_worker_gate(sys);
-  auto port = publish_actor(sys, rc.gate, 0, "127.0.0.1");
+  rc.door = spawn_worker_door(sys);
+  auto port = publish_actor(sys, rc.door, 0, "127.0.0.1");
   if (!port) {
-    caf::anon_send_exit(rc.gate, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(rc.door, caf::exit_reason::user_shutdown);
     throw error(errc::internal,
                 "cannot open a port for the node's worker processes: " +
                     sys.render(port.error()));
   }
-  rc.gate_address = address_of(host_port{"127.0.0.1", *port});
+  rc.door_address = address_of(host_port{"127.0.0.1", *port});
   rc.launcher = std::make_shared<process_launcher>(
       fork_workers(cfg), std::chrono::milliseconds{cfg.fork_answer_timeout_ms});
   rc.program = std::move(program);
@@ -274,6 +274,7 @@ void stop_process(caf::actor_system& sys, process_parts parts) {
   // actor holds CAF's logger, which the system waits for in its destructor.
   sys.registry().await_running_count_equal(0);
   stop_basp_helpers(sys);
+  stop_basp_broker(sys);
 }
 
 } // namespace prism::actors

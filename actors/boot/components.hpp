@@ -104,7 +104,7 @@ bool ask_keeper_bool(caf::actor_system& sys, const caf::actor& keeper,
 
 /// Makes the workers of the raylet `rc` configures processes that run
 /// `program`, or each job's own program if `program` is empty: a launcher,
-/// and a gate published on loopback for them to register through. Throws
+/// and a door published on loopback for them to register through. Throws
 /// `prism::error` if no port can be opened.
 void use_worker_processes(caf::actor_system& sys, const config& cfg,
                           raylet_config& rc, worker_program program);

@@ -62,7 +62,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
     n = node_resources(cfg, std::move(n));
   sys_cfg_ = std::make_unique<caf::actor_system_config>();
   if (cfg.worker_processes) {
-    // Worker processes connect to the nodes' gates over loopback.
+    // Worker processes connect to the nodes' doors over loopback.
     configure_cluster_process(*sys_cfg_, scheduler_threads(cfg),
                               network_settings{});
   } else {

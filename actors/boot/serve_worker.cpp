@@ -38,11 +38,11 @@ constexpr int cannot_register = 70;
   ::_exit(code);
 }
 
-[[noreturn]] void fail(const std::string& gate, const std::string& why) {
+[[noreturn]] void fail(const std::string& door, const std::string& why) {
   std::fprintf(stderr,
-               "prism worker (pid %d): cannot register with the raylet's gate "
+               "prism worker (pid %d): cannot register with the raylet's door "
                "at %s: %s\n",
-               static_cast<int>(::getpid()), gate.c_str(), why.c_str());
+               static_cast<int>(::getpid()), door.c_str(), why.c_str());
   leave(cannot_register);
 }
 
@@ -63,13 +63,13 @@ void serve_as_worker() {
   // runs first.
   ::on_exit([](int status, void*) { leave(status); }, nullptr);
   auto token = take_variable(worker_token_variable);
-  auto gate_text = take_variable(worker_gate_variable);
+  auto door_text = take_variable(worker_door_variable);
   set_log_level("");
-  host_port gate_address;
+  host_port door_address;
   try {
-    gate_address = parse_host_port(gate_text, worker_gate_variable);
+    door_address = parse_host_port(door_text, worker_door_variable);
   } catch (const std::exception& e) {
-    fail(gate_text, e.what());
+    fail(door_text, e.what());
   }
   caf::actor_system_config cfg;
   configure_cluster_process(cfg, 2, network_settings{});
@@ -78,37 +78,37 @@ void serve_as_worker() {
   // Owners and callers connect to this process directly.
   std::string contact;
   try {
-    contact = listen_for_peers(*sys, gate_address.host);
+    contact = listen_for_peers(*sys, door_address.host);
   } catch (const std::exception& e) {
-    fail(gate_text, e.what());
+    fail(door_text, e.what());
   }
   start_dialer(*sys, dial_timeout);
   std::string why;
-  auto gate = dial_published(*sys, gate_address, register_timeout, why);
-  if (!gate)
-    fail(gate_text, why.empty() ? "it publishes no gate" : why);
+  auto door = dial_published(*sys, door_address, register_timeout, why);
+  if (!door)
+    fail(door_text, why.empty() ? "it publishes no door" : why);
   caf::scoped_actor self{*sys};
   protocol::worker_welcome welcome;
   self->request(
-          gate, register_timeout,
+          door, register_timeout,
           protocol::worker_hello{token, static_cast<std::int32_t>(::getpid())})
       .receive([&](protocol::worker_welcome& w) { welcome = std::move(w); },
                [&](caf::error& err) { why = sys->render(err); });
   if (!welcome.raylet)
-    fail(gate_text, why);
+    fail(door_text, why);
   auto worker = spawn_worker(
       *sys, worker_config{welcome.worker, welcome.node, welcome.raylet,
                           welcome.gcs, std::make_shared<owner_directory>(),
                           welcome.max_inline_bytes, make_actor_pool()});
   self->monitor(worker);
   bool ready = false;
-  self->request(gate, register_timeout,
+  self->request(door, register_timeout,
                 protocol::worker_ready{std::move(token), worker, contact})
       .receive([&](bool ok) { ready = ok; },
                [&](caf::error& err) { why = sys->render(err); });
   if (!ready) {
     self->send_exit(worker, caf::exit_reason::user_shutdown);
-    fail(gate_text, why);
+    fail(door_text, why);
   }
   // Runs until the worker ends: its raylet stopped it or went away.
   self->receive([](const caf::down_msg&) {});

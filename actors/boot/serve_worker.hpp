@@ -6,7 +6,7 @@
 namespace prism::actors {
 
 /// Serves as the worker the raylet started this process for: connects to
-/// its gate, registers with the token, and runs the tasks it is given until
+/// its door, registers with the token, and runs the tasks it is given until
 /// its raylet ends (its connection drops) or stops it. Then the process
 /// exits at once (`_exit`), without running static destructors or atexit
 /// handlers: the user's program does not go on past `prism::init`. Exits

@@ -10,7 +10,7 @@ namespace prism::actors {
 /// (a task or an actor's method or factory), into the error its caller sees.
 /// REQUIRES: called inside a `catch` block.
 ///
-/// A `task_error` (a failed child task the code did not handle) travels on
+/// A `task_error` (a failed nested task the code did not handle) travels on
 /// unchanged. Other Prism errors keep their kind, except that a retryable one
 /// raised by the code's own calls (a nested `get` that timed out) is the
 /// code's failure, not a reason to run it again. Anything else is a

@@ -31,7 +31,7 @@ protocol::request_id next_request_id() {
 
 prism::backoff gcs_retry_policy() {
   // A request bounces only until the endpoint sees the control store down
-  // (then it holds requests), so the first retries come soon; a control
+  // (then it buffers requests), so the first retries come soon; a control
   // store that keeps dying is asked at most once a second.
   return prism::backoff{std::chrono::milliseconds{2},
                         std::chrono::milliseconds{1000}, 0.5};

@@ -43,7 +43,7 @@ inline constexpr bool is_gcs_write = requires(Msg& m) {
 
 /// Sends `msg` to the control store's endpoint and returns its `Reply`.
 /// A request the control store took down with it is sent again, with
-/// backoff, until `gcs_request_timeout()` passes (the endpoint holds it until
+/// backoff, until `gcs_request_timeout()` passes (the endpoint buffers it until
 /// a new one is attached). A write (`is_gcs_write<Msg>`) without a request
 /// id is given one first, and every attempt carries the same id, so that the
 /// control store applies it once however often it arrives. Throws

@@ -26,7 +26,7 @@ struct head_link_config {
   /// What this process presents at the door each time it connects.
   head_entry entry;
   /// This process's endpoint of the control store, which forwards to the
-  /// head's while connected and holds messages while not.
+  /// head's while connected and buffers messages while not.
   caf::actor endpoint;
   /// The head's control store, already connected.
   caf::actor remote;
@@ -41,7 +41,7 @@ struct head_link_config {
 
 /// Dials the head's control store connected in `cfg.remote` and attaches
 /// this process's endpoint to it. When the connection drops (the head
-/// died, or froze past the connection timeout), the endpoint holds messages
+/// died, or froze past the connection timeout), the endpoint buffers messages
 /// and the link dials again with backoff; once the head answers, the
 /// endpoint takes the new connection and tells its watchers, which register
 /// again as they do after a restart of the control store. Runs on a thread

@@ -159,7 +159,7 @@ caf::actor spawn_program_upload(caf::actor_system& sys, caf::actor gcs,
                                 protocol::job_program program) {
   // Not on a thread of its own: CAF 0.17 waits at shutdown for every
   // detached actor to be destroyed, and one killed while a request of it
-  // was on its way through the control store's endpoint was held past the
+  // was on its way through the control store's endpoint was buffered past the
   // stop of the scheduler, which hung the shutdown of its actor system.
   return sys.spawn(program_upload, std::move(gcs), std::move(program));
 }

@@ -45,40 +45,40 @@ struct peer_table {
 std::mutex tables_mu;
 std::unordered_map<const caf::actor_system*, peer_table> tables;
 
-// Whether the middleman has a connection to `node` (under `tables_mu`,
+// Whether the middleman has a connection to `process` (under `tables_mu`,
 // which keeps the broker alive).
-bool connected_to_locked(const peer_table& table, const caf::node_id& node) {
+bool connected_to_locked(const peer_table& table, const caf::node_id& process) {
   if (!table.broker)
     return false;
   auto* basp = static_cast<caf::io::basp_broker*>(
       caf::actor_cast<caf::abstract_actor*>(table.broker));
-  return static_cast<bool>(basp->instance.tbl().lookup_direct(node));
+  return static_cast<bool>(basp->instance.tbl().lookup_direct(process));
 }
 
-// Counts a message to `node` handed to the dialer, unless none waits there
-// and `node` is connected: then it may go straight and this returns false.
-bool hand_to_dialer(caf::actor_system& sys, const caf::node_id& node) {
+// Counts a message to `process` handed to the dialer, unless none waits there
+// and `process` is connected: then it may go straight and this returns false.
+bool hand_to_dialer(caf::actor_system& sys, const caf::node_id& process) {
   std::lock_guard<std::mutex> guard{tables_mu};
   auto i = tables.find(&sys);
   if (i == tables.end())
     return false;
-  auto& n = i->second.in_dialer[node];
-  if (n == 0 && connected_to_locked(i->second, node)) {
-    i->second.in_dialer.erase(node);
+  auto& n = i->second.in_dialer[process];
+  if (n == 0 && connected_to_locked(i->second, process)) {
+    i->second.in_dialer.erase(process);
     return false;
   }
   ++n;
   return true;
 }
 
-// The dialer sent `count` messages it held for `node`.
-void sent_from_dialer(caf::actor_system& sys, const caf::node_id& node,
+// The dialer sent `count` messages it buffered for `process`.
+void sent_from_dialer(caf::actor_system& sys, const caf::node_id& process,
                       std::size_t count) {
   std::lock_guard<std::mutex> guard{tables_mu};
   auto i = tables.find(&sys);
   if (i == tables.end())
     return;
-  auto j = i->second.in_dialer.find(node);
+  auto j = i->second.in_dialer.find(process);
   if (j == i->second.in_dialer.end())
     return;
   j->second -= std::min(j->second, count);
@@ -87,7 +87,7 @@ void sent_from_dialer(caf::actor_system& sys, const caf::node_id& node,
 }
 
 /// A message to send once its destination's process is connected.
-struct held_message {
+struct buffered_message {
   caf::actor dest;
   caf::message msg;
 };
@@ -98,26 +98,27 @@ struct dialer_state {
   /// The processes being dialed.
   std::unordered_set<caf::node_id> dialing;
   /// What waits to be sent there, in order.
-  std::unordered_map<caf::node_id, std::vector<held_message>> held;
+  std::unordered_map<caf::node_id, std::vector<buffered_message>> buffered;
   static inline const char* name = "prism.dialer";
 };
 
 using dialer_actor = caf::stateful_actor<dialer_state>;
 
-void answer(dialer_actor* self, const caf::node_id& node,
+void answer(dialer_actor* self, const caf::node_id& process,
             const caf::error& err) {
-  self->state.dialing.erase(node);
+  self->state.dialing.erase(process);
   // Held messages go first (connected or not: through the cluster then),
   // so that nothing sent straight once the process counts as connected
   // overtakes them.
-  if (auto h = self->state.held.find(node); h != self->state.held.end()) {
-    auto held = std::move(h->second);
-    self->state.held.erase(h);
-    for (auto& m : held)
+  if (auto h = self->state.buffered.find(process);
+      h != self->state.buffered.end()) {
+    auto buffered = std::move(h->second);
+    self->state.buffered.erase(h);
+    for (auto& m : buffered)
       send_message(m.dest, std::move(m.msg));
-    sent_from_dialer(self->system(), node, held.size());
+    sent_from_dialer(self->system(), process, buffered.size());
   }
-  auto i = self->state.waiting.find(node);
+  auto i = self->state.waiting.find(process);
   if (i == self->state.waiting.end())
     return;
   auto promises = std::move(i->second);
@@ -130,13 +131,13 @@ void answer(dialer_actor* self, const caf::node_id& node,
   }
 }
 
-// Asks the middleman to connect to `where`, the contact of `node`, again
+// Asks the middleman to connect to `where`, the contact of `process`, again
 // while it closes the connection before the handshake
 // (`closed_before_handshake`) and `deadline` has not passed; `answer` ends
 // the dial.
 void dial_until(dialer_actor* self,
                 std::chrono::steady_clock::time_point deadline,
-                const caf::node_id& node, const std::string& contact,
+                const caf::node_id& process, const std::string& contact,
                 const host_port& where) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
       deadline - std::chrono::steady_clock::now());
@@ -144,47 +145,47 @@ void dial_until(dialer_actor* self,
                 std::max(left, std::chrono::milliseconds{1}),
                 caf::connect_atom::value, where.host, where.port)
       .then(
-          [self, node, contact](const caf::node_id& found,
-                                caf::strong_actor_ptr&,
-                                const std::set<std::string>&) {
-            if (found == node)
-              answer(self, node, caf::none);
+          [self, process, contact](const caf::node_id& found,
+                                   caf::strong_actor_ptr&,
+                                   const std::set<std::string>&) {
+            if (found == process)
+              answer(self, process, caf::none);
             else
-              answer(self, node,
+              answer(self, process,
                      caf::make_error(caf::sec::invalid_argument,
                                      contact +
                                          " is another process now: the one "
                                          "named there is gone"));
           },
-          [self, deadline, node, contact, where](caf::error& err) {
+          [self, deadline, process, contact, where](caf::error& err) {
             if (closed_before_handshake(err) &&
                 std::chrono::steady_clock::now() < deadline) {
               component_logger("peers")->debug(
                   "the connection to {} closed before its handshake; dialing "
                   "again",
                   contact);
-              dial_until(self, deadline, node, contact, where);
+              dial_until(self, deadline, process, contact, where);
               return;
             }
-            answer(self, node, err);
+            answer(self, process, err);
           });
 }
 
-// Dials `contact` unless a dial of `node` is under way; `answer` ends it.
+// Dials `contact` unless a dial of `process` is under way; `answer` ends it.
 void dial(dialer_actor* self, std::chrono::milliseconds timeout,
-          const caf::node_id& node, const std::string& contact) {
-  if (!self->state.dialing.insert(node).second)
+          const caf::node_id& process, const std::string& contact) {
+  if (!self->state.dialing.insert(process).second)
     return;
   component_logger("peers")->debug("dialing {}", contact);
   host_port where;
   try {
     where = parse_host_port(contact, "a peer's contact");
   } catch (const std::exception& e) {
-    answer(self, node,
+    answer(self, process,
            caf::make_error(caf::sec::invalid_argument, std::string{e.what()}));
     return;
   }
-  dial_until(self, std::chrono::steady_clock::now() + timeout, node, contact,
+  dial_until(self, std::chrono::steady_clock::now() + timeout, process, contact,
              where);
 }
 
@@ -194,27 +195,34 @@ void dial(dialer_actor* self, std::chrono::milliseconds timeout,
 caf::behavior dialer(dialer_actor* self, std::chrono::milliseconds timeout) {
   install_default_handlers(self, component_logger("peers"));
   return {
-      [self, timeout](dial_atom, const caf::node_id& node,
+      [self, timeout](dial_atom, const caf::node_id& process,
                       const std::string& contact) -> caf::result<bool> {
-        if (connected_to(self->system(), node))
+        if (connected_to(self->system(), process))
           return true;
         auto rp = self->make_response_promise();
-        self->state.waiting[node].push_back(rp);
-        dial(self, timeout, node, contact);
+        self->state.waiting[process].push_back(rp);
+        dial(self, timeout, process, contact);
         return rp;
       },
-      [self, timeout](dial_atom, const caf::node_id& node,
+      [self, timeout](dial_atom, const caf::node_id& process,
                       const std::string& contact, caf::actor& dest,
                       caf::message& msg) {
-        self->state.held[node].push_back(
-            held_message{std::move(dest), std::move(msg)});
-        if (connected_to(self->system(), node) &&
-            self->state.dialing.count(node) == 0)
-          answer(self, node, caf::none); // sends what it holds, in order
+        self->state.buffered[process].push_back(
+            buffered_message{std::move(dest), std::move(msg)});
+        if (connected_to(self->system(), process) &&
+            self->state.dialing.count(process) == 0)
+          answer(self, process, caf::none); // sends what it buffered, in order
         else
-          dial(self, timeout, node, contact);
+          dial(self, timeout, process, contact);
       },
   };
+}
+
+// The middleman's BASP broker of `sys`, or none without a middleman.
+caf::actor basp_broker_of(caf::actor_system& sys) {
+  if (!sys.has_middleman())
+    return {};
+  return sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
 }
 
 } // namespace
@@ -247,16 +255,17 @@ std::string own_contact(caf::actor_system& sys) {
 
 void send_to_peer(caf::actor_system& sys, const caf::actor& dest,
                   const std::string& contact, caf::message msg) {
-  auto node = dest.node();
+  auto process = dest.node();
   // Straight there once connected, unless earlier messages still wait in
   // the dialer: those go first.
   auto dialer =
-      node == sys.node() || contact.empty() ? caf::actor{} : dialer_of(sys);
-  if (!dialer || !hand_to_dialer(sys, node)) {
+      process == sys.node() || contact.empty() ? caf::actor{} : dialer_of(sys);
+  if (!dialer || !hand_to_dialer(sys, process)) {
     send_message(dest, std::move(msg));
     return;
   }
-  caf::anon_send(dialer, dial_atom::value, node, contact, dest, std::move(msg));
+  caf::anon_send(dialer, dial_atom::value, process, contact, dest,
+                 std::move(msg));
 }
 
 void stop_peers(caf::actor_system& sys) {
@@ -269,10 +278,7 @@ void stop_peers(caf::actor_system& sys) {
 }
 
 void stop_basp_helpers(caf::actor_system& sys) {
-  if (!sys.has_middleman())
-    return;
-  auto broker =
-      sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
+  auto broker = basp_broker_of(sys);
   if (!broker)
     return;
   // The broker runs on the multiplexer's thread: its table is read there.
@@ -293,10 +299,23 @@ void stop_basp_helpers(caf::actor_system& sys) {
     caf::anon_send_exit(helper, caf::exit_reason::kill);
 }
 
-bool connected_to(caf::actor_system& sys, const caf::node_id& node) {
+void stop_basp_broker(caf::actor_system& sys) {
+  auto broker = basp_broker_of(sys);
+  if (!broker)
+    return;
+  // An exit message of normal priority: what the broker was handed to
+  // send before it goes out first, then its connections close.
+  caf::scoped_actor self{sys, true};
+  self->monitor(broker);
+  self->send_exit(broker, caf::exit_reason::user_shutdown);
+  self->receive([](const caf::down_msg&) {},
+                caf::after(std::chrono::seconds{5}) >> [] {});
+}
+
+bool connected_to(caf::actor_system& sys, const caf::node_id& process) {
   std::lock_guard<std::mutex> guard{tables_mu};
   auto i = tables.find(&sys);
-  return i != tables.end() && connected_to_locked(i->second, node);
+  return i != tables.end() && connected_to_locked(i->second, process);
 }
 
 void start_dialer(caf::actor_system& sys, std::chrono::milliseconds timeout) {

@@ -337,8 +337,8 @@ void actor_calls_done(owner_actor* self, protocol::actor_tasks_done& batch) {
 
 void actor_updated(owner_actor* self, const protocol::actor_update& msg) {
   // Calls go straight to the host's process: connect to it first.
-  auto node = msg.host ? msg.host.node() : caf::node_id{};
-  reach(self, node, msg.host_contact, [self, msg] {
+  auto process = msg.host ? msg.host.node() : caf::node_id{};
+  reach(self, process, msg.host_contact, [self, msg] {
     // Calls that failed with the actor may be awaited by borrowers and
     // by tasks that take their results as arguments.
     for (auto& id : self->state.cfg.routes->on_update(msg))

@@ -14,7 +14,7 @@ namespace prism::protocol {
 /// Names one write of one client to the control store. The control store
 /// remembers the ids of the writes it applied lately, with their answers,
 /// durably with the change itself: the same write arriving again (a retry
-/// after its answer was lost, or a request the endpoint held across a
+/// after its answer was lost, or a request the endpoint buffered across a
 /// restart) gets the first answer and is not applied twice. Nil: no id, the
 /// write is applied each time it arrives.
 struct request_id {

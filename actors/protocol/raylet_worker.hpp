@@ -39,12 +39,12 @@ typename Inspector::result_type inspect(Inspector& f, worker_unblocked& x) {
 // -- worker processes ---------------------------------------------------------
 //
 // A raylet that runs its workers as processes starts each with a one-time
-// token and the address of the node's gate (an actor published for them
+// token and the address of the node's door (an actor published for them
 // alone). The process says hello with the token and learns where it is,
 // starts its worker actor, and reports it ready; only then does it join
 // the pool.
 
-/// worker process -> gate -> raylet: the process started with `token` is
+/// worker process -> door -> raylet: the process started with `token` is
 /// up. Answered with a `worker_welcome`, or an error if the raylet gave
 /// out no such token or the process registered already.
 struct worker_hello {
@@ -73,7 +73,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_welcome& x) {
            x.job, x.raylet, x.gcs, x.max_inline_bytes);
 }
 
-/// worker process -> gate -> raylet: its worker actor runs and takes
+/// worker process -> door -> raylet: its worker actor runs and takes
 /// tasks. Answered with true once it is in the pool, or an error.
 struct worker_ready {
   std::string token;
@@ -147,13 +147,13 @@ using reap_idle_atom = caf::atom_constant<caf::atom("reapidle")>;
 /// program's fork server unless another job runs the program by now.
 using forget_program_atom = caf::atom_constant<caf::atom("forgetprg")>;
 
-/// raylet -> gate: the raylet whose workers register through the gate.
-struct gate_target {
+/// raylet -> door: the raylet whose workers register through the door.
+struct door_target {
   caf::actor raylet;
 };
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, gate_target& x) {
+typename Inspector::result_type inspect(Inspector& f, door_target& x) {
   return f(x.raylet);
 }
 

@@ -86,7 +86,7 @@ using message_types = caf::detail::type_list<
     message_type<worker_exited, "prism.worker_exited">,
     message_type<worker_launched, "prism.worker_launched">,
     message_type<check_worker_process, "prism.check_worker_process">,
-    message_type<gate_target, "prism.gate_target">,
+    message_type<door_target, "prism.door_target">,
     message_type<count_workers, "prism.count_workers">,
     message_type<query_resources, "prism.query_resources">,
     message_type<node_resources, "prism.node_resources">,

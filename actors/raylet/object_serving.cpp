@@ -35,7 +35,7 @@ protocol::object_chunk read_stored(raylet_actor* self,
   if (value == nullptr) {
     chunk.error.code = errc::object_lost;
     chunk.error.message = "the object store of node " + st.cfg.node.hex() +
-                          " does not hold object " + msg.id.hex();
+                          " has no copy of object " + msg.id.hex();
     return chunk;
   }
   chunk.total = value->size();

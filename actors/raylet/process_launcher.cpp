@@ -37,7 +37,7 @@ worker_program this_program() {
     start = end + 1;
   }
   // What exec runs is the file behind the link now; resolve it here, in
-  // this process, so the child runs this very binary.
+  // this process, so the new process runs this very binary.
   char buf[4096];
   auto n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   if (n > 0) {
@@ -77,14 +77,14 @@ struct spawn_setup {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t actions;
 
-  /// `fds` are (descriptor here, its number in the child) pairs to hand
-  /// over; the child's numbers start at 3.
+  /// `fds` are (descriptor here, its number in the new process) pairs to hand
+  /// over; the new process's numbers start at 3.
   explicit spawn_setup(const std::vector<std::pair<int, int>>& fds) {
     ::posix_spawnattr_init(&attr);
     ::posix_spawn_file_actions_init(&actions);
-    // A child starts clean of what this process set up for itself: signals
-    // it blocks (a `--block` node waits for SIGTERM with sigwait), handlers
-    // it ignores, and descriptors other than the standard three.
+    // A new process starts clean of what this process set up for itself:
+    // signals it blocks (a `--block` node waits for SIGTERM with sigwait),
+    // handlers it ignores, and descriptors other than the standard three.
     sigset_t none;
     sigemptyset(&none);
     sigset_t all;
@@ -161,7 +161,7 @@ process_launcher::process_launcher(
 }
 
 process_launcher::~process_launcher() {
-  std::unordered_map<pid_t, child> left;
+  std::unordered_map<pid_t, running_process> left;
   {
     std::lock_guard<std::mutex> guard{mu_};
     stopping_ = true;
@@ -170,7 +170,7 @@ process_launcher::~process_launcher() {
   reaper_.join();
   {
     std::lock_guard<std::mutex> guard{mu_};
-    left.swap(children_);
+    left.swap(processes_);
     for (auto& [key, s] : servers_)
       if (s.fd >= 0)
         ::close(s.fd);
@@ -181,7 +181,7 @@ process_launcher::~process_launcher() {
   }
   for (auto& [pid, c] : left) {
     send_kill(c.pidfd, pid);
-    // A forked worker is its server's child: the server (killed too) or
+    // A forked worker is its server's process: the server (killed too) or
     // init reaps it.
     if (c.server == 0) {
       int status = 0;
@@ -268,8 +268,8 @@ void process_launcher::start_by_exec(launch_request r) {
   {
     std::lock_guard<std::mutex> guard{mu_};
     if (fd >= 0)
-      children_.emplace(l.pid, child{fd, std::move(r.on_exit)});
-    // Answered before the reaper can see this child end: the answer goes
+      processes_.emplace(l.pid, running_process{fd, std::move(r.on_exit)});
+    // Answered before the reaper can see this process end: the answer goes
     // out ahead of the poll that would.
     answers_.push_back([on_started = std::move(r.on_started), l] {
       if (on_started)
@@ -307,7 +307,7 @@ void process_launcher::start_server(const std::string& key,
     ::close(pair[0]);
     return;
   }
-  children_.emplace(pid, child{pidfd, nullptr, 0, false, true});
+  processes_.emplace(pid, running_process{pidfd, nullptr, 0, false, true});
   servers_.emplace(key, fork_server{pid, pair[0]});
   wake();
 }
@@ -373,7 +373,8 @@ void process_launcher::read_server(const std::string& key, reports& out) {
       }
       // Known before the server's report of its end can come.
       auto& launch = r->second.launch;
-      children_.emplace(h.pid, child{passed, std::move(launch.on_exit), s.pid});
+      processes_.emplace(
+          h.pid, running_process{passed, std::move(launch.on_exit), s.pid});
       out.push_back([on_started = std::move(launch.on_started), pid = h.pid] {
         if (on_started)
           on_started(launched{pid, true, {}});
@@ -382,8 +383,8 @@ void process_launcher::read_server(const std::string& key, reports& out) {
       break;
     }
     case fork_wire::kind::exited: {
-      auto c = children_.find(h.pid);
-      if (c == children_.end() || c->second.server != s.pid)
+      auto c = processes_.find(h.pid);
+      if (c == processes_.end() || c->second.server != s.pid)
         break;
       if (c->second.pidfd >= 0)
         ::close(c->second.pidfd);
@@ -392,7 +393,7 @@ void process_launcher::read_server(const std::string& key, reports& out) {
         if (on_exit)
           on_exit(pid, how);
       });
-      children_.erase(c);
+      processes_.erase(c);
       close_if_retired(s.pid);
       // `s` may be gone now.
       if (servers_.count(key) == 0)
@@ -414,7 +415,7 @@ void process_launcher::close_server(const std::string& key) {
   // The server ends when its socket closes; its workers run on, their ends
   // now seen through their pidfds alone.
   ::close(s->second.fd);
-  for (auto& [pid, c] : children_)
+  for (auto& [pid, c] : processes_)
     if (c.server == s->second.pid)
       c.orphaned = true;
   // Its launches still waiting start by exec.
@@ -436,7 +437,7 @@ void process_launcher::close_if_retired(pid_t server) {
       continue;
     if (!s.retiring)
       return;
-    for (auto& [pid, c] : children_)
+    for (auto& [pid, c] : processes_)
       if (c.server == server)
         return;
     for (auto& [serial, r] : requests_)
@@ -453,7 +454,7 @@ void process_launcher::give_up_late_servers(
   for (auto& [serial, r] : requests_)
     if (r.deadline <= now)
       late.push_back(r.server);
-  // A server that does not answer is given up; a late answer's child is
+  // A server that does not answer is given up; a late answer's process is
   // killed (see read_server).
   for (auto server : late)
     for (auto& [key, s] : servers_)
@@ -495,8 +496,8 @@ void process_launcher::forget(const worker_program& program) {
 bool process_launcher::kill(pid_t pid) {
   std::lock_guard<std::mutex> guard{mu_};
   // Only a worker not yet reaped: its pidfd names this very process.
-  auto c = children_.find(pid);
-  if (c == children_.end() || c->second.is_server)
+  auto c = processes_.find(pid);
+  if (c == processes_.end() || c->second.is_server)
     return false;
   return send_kill(c->second.pidfd, pid);
 }
@@ -504,7 +505,7 @@ bool process_launcher::kill(pid_t pid) {
 std::size_t process_launcher::running() const {
   std::lock_guard<std::mutex> guard{mu_};
   return static_cast<std::size_t>(
-      std::count_if(children_.begin(), children_.end(),
+      std::count_if(processes_.begin(), processes_.end(),
                     [](const auto& c) { return !c.second.is_server; }));
 }
 
@@ -514,8 +515,8 @@ void process_launcher::wake() {
 }
 
 void process_launcher::reap(pid_t pid, reports& out) {
-  auto c = children_.find(pid);
-  if (c == children_.end())
+  auto c = processes_.find(pid);
+  if (c == processes_.end())
     return;
   std::string how;
   if (c->second.server != 0) {
@@ -538,13 +539,13 @@ void process_launcher::reap(pid_t pid, reports& out) {
         on_exit(pid, how);
     });
   auto server = c->second.server;
-  children_.erase(c);
+  processes_.erase(c);
   if (server != 0)
     close_if_retired(server);
 }
 
 void process_launcher::reap_loop() {
-  // What the poll set's entries are: the wake-up, a child's pidfd, or a
+  // What the poll set's entries are: the wake-up, a process's pidfd, or a
   // fork server's socket.
   struct watched {
     pid_t pid = 0;
@@ -563,11 +564,11 @@ void process_launcher::reap_loop() {
       if (stopping_)
         return;
       give_up_late_servers(std::chrono::steady_clock::now());
-      // Every child polled below was answered first: its launch hears of
+      // Every process polled below was answered first: its launch hears of
       // it before anybody hears of its end.
       out.swap(answers_);
       by_exec.swap(by_exec_);
-      for (auto& [pid, c] : children_)
+      for (auto& [pid, c] : processes_)
         if ((c.server == 0 || c.orphaned) && c.pidfd >= 0) {
           fds.push_back(pollfd{c.pidfd, POLLIN, 0});
           what.push_back(watched{pid, {}});

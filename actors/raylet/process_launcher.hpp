@@ -47,13 +47,13 @@ worker_program this_program();
 std::string describe_exit(int status);
 
 /// Starts worker processes and reaps them. A thread of its own waits for
-/// them (by pidfd, so no other child of the process is reaped), answers
+/// them (by pidfd, so no other process this one started is reaped), answers
 /// each launch and reports each exit once.
 ///
 /// With fork servers, the first launch of a program also starts a fork
 /// server of it (worker/fork_server.hpp), and once that serves, each
 /// worker of the program is forked from it: a millisecond instead of a
-/// start of the program. The server reports how its children end; a
+/// start of the program. The server reports how its processes end; a
 /// program whose server cannot serve, or does not answer within
 /// `fork_answer_timeout`, starts its workers by exec.
 ///
@@ -119,7 +119,7 @@ public:
   std::size_t running() const;
 
 private:
-  struct child {
+  struct running_process {
     int pidfd = -1;
     exit_callback on_exit;
     /// The pid of the fork server it came from; 0 if started by exec.
@@ -180,7 +180,7 @@ private:
   const bool fork_servers_;
   const std::chrono::milliseconds fork_answer_timeout_;
   mutable std::mutex mu_;
-  std::unordered_map<pid_t, child> children_ GUARDED_BY(mu_);
+  std::unordered_map<pid_t, running_process> processes_ GUARDED_BY(mu_);
   /// By program (see `program_key`).
   std::unordered_map<std::string, fork_server> servers_ GUARDED_BY(mu_);
   /// Programs whose fork server could not serve, and why.
@@ -193,7 +193,7 @@ private:
   /// on the launcher's thread.
   std::vector<launch_request> by_exec_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
-  /// Written to when children_, servers_ or the queues change, so the
+  /// Written to when processes_, servers_ or the queues change, so the
   /// reaper polls the new set.
   int wake_fd_ = -1;
   std::thread reaper_;

@@ -67,7 +67,7 @@ void start(raylet_actor* self, raylet_config cfg) {
   self->set_exit_handler([self](caf::exit_msg& msg) { go_down(self, msg); });
   if (runs_processes(self)) {
     // Processes start per job, on demand.
-    self->send(st.cfg.gate, protocol::gate_target{self_handle(self)});
+    self->send(st.cfg.door, protocol::door_target{self_handle(self)});
     reap_idle_workers(self);
   } else {
     for (std::uint32_t i = 0; i < st.cfg.prestart_workers; ++i)
@@ -160,17 +160,17 @@ caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg) {
 
 namespace {
 
-struct gate_state {
-  static inline const char* name = "worker_gate";
+struct door_state {
+  static inline const char* name = "worker_door";
   caf::actor raylet;
 };
 
 } // namespace
 
-caf::actor spawn_worker_gate(caf::actor_system& sys) {
+caf::actor spawn_worker_door(caf::actor_system& sys) {
   // The logger is an argument: CAF 0.17 spawns a function without one
   // through a null pointer.
-  auto gate = [](caf::stateful_actor<gate_state>* self,
+  auto door = [](caf::stateful_actor<door_state>* self,
                  std::shared_ptr<spdlog::logger> log) -> caf::behavior {
     install_default_handlers(self, log);
     set_checked_down_handler(self, [self](caf::down_msg&) {
@@ -181,7 +181,7 @@ caf::actor spawn_worker_gate(caf::actor_system& sys) {
                              "the node is not ready for workers");
     };
     return {
-        [self](protocol::gate_target& msg) {
+        [self](protocol::door_target& msg) {
           self->state.raylet = std::move(msg.raylet);
           self->monitor(self->state.raylet);
         },
@@ -199,7 +199,7 @@ caf::actor spawn_worker_gate(caf::actor_system& sys) {
         },
     };
   };
-  return sys.spawn(gate, component_logger("raylet"));
+  return sys.spawn(door, component_logger("raylet"));
 }
 
 } // namespace prism::actors

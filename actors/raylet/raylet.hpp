@@ -44,8 +44,8 @@ struct raylet_config {
   worker_program program;
   /// The actor worker processes register through, and the address it is
   /// published at ("127.0.0.1:PORT").
-  caf::actor gate;
-  std::string gate_address;
+  caf::actor door;
+  std::string door_address;
   /// A worker process that has not registered this long after its start is
   /// killed.
   std::chrono::milliseconds worker_start_timeout{10000};
@@ -70,9 +70,9 @@ struct raylet_config {
 /// Its workers and actors die with it.
 caf::actor spawn_raylet(caf::actor_system& sys, raylet_config cfg);
 
-/// Spawns a gate for a raylet's worker processes: it passes their hellos
-/// and registrations to the raylet named by a `gate_target` message, and
+/// Spawns a door for a raylet's worker processes: it passes their hellos
+/// and registrations to the raylet named by a `door_target` message, and
 /// nothing else, and ends with that raylet.
-caf::actor spawn_worker_gate(caf::actor_system& sys);
+caf::actor spawn_worker_door(caf::actor_system& sys);
 
 } // namespace prism::actors

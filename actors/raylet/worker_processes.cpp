@@ -1,6 +1,6 @@
 // Workers as processes: each is the job's own program, started in worker
 // mode with a one-time token, bound to that job for its life. It registers
-// through the node's gate, or is killed when its time to do so is up; it
+// through the node's door, or is killed when its time to do so is up; it
 // exits when its raylet dies (its connection drops); idle ones above the
 // node's CPUs go after a while.
 
@@ -61,7 +61,7 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
   w.started_at = std::chrono::steady_clock::now();
   auto raylet = self->address();
   auto id = w.id;
-  auto env = worker_environment(w.token, st.cfg.gate_address,
+  auto env = worker_environment(w.token, st.cfg.door_address,
                                 tls_of(self->system().config()));
   st.pool.add_starting(std::move(w));
   st.cfg.launcher->launch(

@@ -45,7 +45,7 @@ void set_environment(const std::string& entries) {
   }
 }
 
-/// Tells the node of every child that ended.
+/// Tells the node of every forked process that ended.
 void report_exits(int fd) {
   int status = 0;
   pid_t pid = 0;
@@ -56,18 +56,18 @@ void report_exits(int fd) {
 /// The server's state between requests.
 struct server {
   int fd = -1;
-  int child_signals = -1;
+  int exit_signals = -1;
   sigset_t old_mask;
 };
 
-/// Forks for request `h`. Returns true in the child.
+/// Forks for request `h`. Returns true in the forked process.
 bool fork_one(const server& s, const fork_wire::header& h,
               const std::string& text) {
   // What the server buffered must not be written twice.
   std::fflush(nullptr);
   pid_t pid = ::fork();
   if (pid == 0) {
-    ::close(s.child_signals);
+    ::close(s.exit_signals);
     ::close(s.fd);
     ::sigprocmask(SIG_SETMASK, &s.old_mask, nullptr);
     set_environment(text);
@@ -78,8 +78,8 @@ bool fork_one(const server& s, const fork_wire::header& h,
                     std::strerror(errno));
     return false;
   }
-  // The node watches and kills the child by this descriptor, which names
-  // this very process even once its pid is reused.
+  // The node watches and kills the forked process by this descriptor, which
+  // names this very process even once its pid is reused.
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   fork_wire::send(s.fd, {fork_wire::kind::forked, h.serial, pid, 0}, {}, pidfd);
   if (pidfd >= 0)
@@ -108,16 +108,16 @@ void serve_forks() {
                         "process with threads cannot be forked safely");
     ::_exit(0);
   }
-  sigset_t child_ended;
-  sigemptyset(&child_ended);
-  sigaddset(&child_ended, SIGCHLD);
-  ::sigprocmask(SIG_BLOCK, &child_ended, &s.old_mask);
-  s.child_signals = ::signalfd(-1, &child_ended, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (s.child_signals < 0 ||
+  sigset_t exited;
+  sigemptyset(&exited);
+  sigaddset(&exited, SIGCHLD);
+  ::sigprocmask(SIG_BLOCK, &exited, &s.old_mask);
+  s.exit_signals = ::signalfd(-1, &exited, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (s.exit_signals < 0 ||
       !fork_wire::send(s.fd, {fork_wire::kind::ready, 0, ::getpid(), 0}))
     ::_exit(0);
   for (;;) {
-    pollfd fds[2] = {{s.fd, POLLIN, 0}, {s.child_signals, POLLIN, 0}};
+    pollfd fds[2] = {{s.fd, POLLIN, 0}, {s.exit_signals, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
       if (errno == EINTR)
         continue;
@@ -125,7 +125,7 @@ void serve_forks() {
     }
     if (fds[1].revents != 0) {
       signalfd_siginfo info;
-      while (::read(s.child_signals, &info, sizeof(info)) > 0) {
+      while (::read(s.exit_signals, &info, sizeof(info)) > 0) {
       }
       report_exits(s.fd);
     }

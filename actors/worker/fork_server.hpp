@@ -12,8 +12,8 @@ namespace prism::actors {
 bool started_as_fork_server() noexcept;
 
 /// Serves its node's requests until the node closes the socket, then exits
-/// (`_exit`). Returns only in a forked child, whose environment then holds
-/// the worker's variables (`worker_environment`): the child goes on to
+/// (`_exit`). Returns only in a forked process, whose environment then holds
+/// the worker's variables (`worker_environment`): the forked process goes on to
 /// serve as that worker. A server that finds threads running (started
 /// before `prism::init`) cannot fork safely: it says so to its node, which
 /// starts the program's workers by exec instead, and exits.

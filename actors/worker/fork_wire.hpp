@@ -31,7 +31,8 @@ enum class kind : std::uint8_t {
   forked = 4,
   /// server -> node: the fork failed; `text` says why.
   fork_failed = 5,
-  /// server -> node: its child `pid` ended with wait status `status`.
+  /// server -> node: the process `pid` it forked ended with wait status
+  /// `status`.
   exited = 6,
 };
 

@@ -5,11 +5,11 @@
 namespace prism::actors {
 
 std::vector<std::string> worker_environment(const std::string& token,
-                                            const std::string& gate_address,
+                                            const std::string& door_address,
                                             const tls_files& tls) {
   auto result = std::vector<std::string>{
       std::string{worker_token_variable} + "=" + token,
-      std::string{worker_gate_variable} + "=" + gate_address};
+      std::string{worker_door_variable} + "=" + door_address};
   for (auto& entry : tls_environment(tls))
     result.push_back(std::move(entry));
   return result;

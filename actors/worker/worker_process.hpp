@@ -14,14 +14,14 @@ namespace prism::actors {
 /// The one-time token a worker process registers with; its presence is
 /// what makes a process a worker.
 inline constexpr const char* worker_token_variable = "PRISM_WORKER_TOKEN";
-/// "HOST:PORT" of the gate of the raylet that started it.
-inline constexpr const char* worker_gate_variable = "PRISM_WORKER_GATE";
+/// "HOST:PORT" of the door of the raylet that started it.
+inline constexpr const char* worker_door_variable = "PRISM_WORKER_DOOR";
 
 /// The environment entries a raylet gives a worker process it starts: its
-/// token, its gate, and the node's TLS credentials (`tls`), with which it
-/// connects to the gate and the cluster.
+/// token, its door, and the node's TLS credentials (`tls`), with which it
+/// connects to the door and the cluster.
 std::vector<std::string> worker_environment(const std::string& token,
-                                            const std::string& gate_address,
+                                            const std::string& door_address,
                                             const tls_files& tls);
 
 /// Whether this process was started as a worker process.

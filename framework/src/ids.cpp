@@ -34,7 +34,7 @@ std::mt19937_64& id_engine() {
 
 // A forked process (a worker forked from its program's fork server) must
 // not draw the ids its parent draws next: the forking thread's engine,
-// the only one the child has, is seeded again there.
+// the only one the forked process has, is seeded again there.
 [[maybe_unused]] const int reseeded_in_forks =
     ::pthread_atfork(nullptr, nullptr, [] { id_engine().seed(fresh_seed()); });
 

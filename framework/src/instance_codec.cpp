@@ -17,6 +17,14 @@ autoscaler_time at(const json& j, const char* key) {
       std::chrono::milliseconds{j.at(key).get<std::int64_t>()}};
 }
 
+// Whether nobody asked for the instance: "found", or "adopted" in the
+// records of earlier versions.
+bool found_field(const json& j) {
+  if (auto i = j.find("found"); i != j.end())
+    return i->get<bool>();
+  return j.at("adopted").get<bool>();
+}
+
 std::optional<instance_state> state_named(const std::string& name) {
   for (std::size_t k = 0; k < num_instance_states; ++k) {
     auto s = static_cast<instance_state>(k);
@@ -53,7 +61,7 @@ std::string encode_instance(const instance& x) {
          {"missed_listings", x.missed_listings},
          {"idle", x.idle},
          {"idle_since", ms(x.idle_since)},
-         {"adopted", x.adopted},
+         {"found", x.found},
          {"history", std::move(history)}};
   // Replaced, not refused: a provider's text need not be UTF-8.
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -84,7 +92,7 @@ std::optional<instance> decode_instance(const std::string& text) {
     x.missed_listings = j.at("missed_listings").get<int>();
     x.idle = j.at("idle").get<bool>();
     x.idle_since = at(j, "idle_since");
-    x.adopted = j.at("adopted").get<bool>();
+    x.found = found_field(j);
     for (const auto& e : j.at("history")) {
       auto from = state_named(e.at("from").get<std::string>());
       auto to = state_named(e.at("to").get<std::string>());

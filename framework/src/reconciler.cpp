@@ -191,7 +191,7 @@ void reconciler::observe_listed(const cloud_instance& c) {
     ended_by_us = ended_by_termination(x);
   }
   if (auto* owner = waiting_for(c))
-    claim(*owner, c);
+    match(*owner, c);
   else
     add_found(c, ended_by_us);
 }
@@ -223,7 +223,7 @@ instance* reconciler::waiting_for(const cloud_instance& c) {
   return nullptr;
 }
 
-void reconciler::claim(instance& owner, const cloud_instance& c) {
+void reconciler::match(instance& owner, const cloud_instance& c) {
   listed(owner, c);
   if (owner.state == instance_state::queued) {
     ++owner.launch_attempts;
@@ -247,11 +247,11 @@ void reconciler::add_found(const cloud_instance& c, bool terminate_again) {
                     (c.request_id.empty() ? ", launched by nobody here"
                                           : ", for request " + c.request_id +
                                                 " that no instance waits for") +
-                    ": adopted");
-  x.adopted = true;
+                    ": taken on");
+  x.found = true;
   x.request_id = c.request_id;
   listed(x, c);
-  ++adopted_;
+  ++found_;
   if (terminate_again)
     stop(x, "listed again after it was terminated: terminated again");
 }

@@ -53,7 +53,7 @@ void reconciler::build_status(const cluster_view& cluster) {
   s.demand.assign(demand.begin(), demand.end());
   s.infeasible = infeasible_;
   s.waiting = waiting_;
-  s.adopted = adopted_;
+  s.found = found_;
   s.passes = passes_;
   status_ = std::move(s);
 }

@@ -16,7 +16,7 @@ void reconciler::restore() {
     return;
   for (auto& x : storage_->load()) {
     auto id = x.id;
-    // Of two records of one cloud id (one that ended, one adopted when it
+    // Of two records of one cloud id (one that ended, one found when it
     // was listed again), the one not terminated is the instance's.
     if (!x.cloud_id.empty()) {
       auto [k, fresh] = by_cloud_.emplace(x.cloud_id, id);

@@ -35,6 +35,7 @@ struct cluster_process_system {
 
   ~cluster_process_system() {
     prism::actors::stop_peers(sys);
+    prism::actors::stop_basp_broker(sys);
   }
 
   caf::actor_system_config& configured() {
@@ -61,18 +62,18 @@ BOOST_AUTO_TEST_CASE(a_dial_outlasts_heartbeat_ticks_before_the_handshake) {
 
   // The head's node id, learned by another system, so that the dialing one
   // has no connection to the head yet.
-  caf::node_id head_node;
+  caf::node_id head_process;
   {
     cluster_process_system learner;
     std::string why;
     auto head = prism::actors::dial_published(learner.sys, where, 10000ms, why);
     BOOST_REQUIRE_MESSAGE(head, "the head did not answer: " << why);
-    head_node = head.node();
+    head_process = head.node();
   }
 
   cluster_process_system dialing;
   prism::actors::start_dialer(dialing.sys, 10000ms);
-  BOOST_REQUIRE(!prism::actors::connected_to(dialing.sys, head_node));
+  BOOST_REQUIRE(!prism::actors::connected_to(dialing.sys, head_process));
   auto pid = s.pid_of("head");
   BOOST_REQUIRE(pid > 0);
   BOOST_REQUIRE(::kill(pid, SIGSTOP) == 0);
@@ -86,13 +87,13 @@ BOOST_AUTO_TEST_CASE(a_dial_outlasts_heartbeat_ticks_before_the_handshake) {
   {
     caf::scoped_actor self{dialing.sys};
     self->request(prism::actors::dialer_of(dialing.sys), 20000ms,
-                  prism::actors::dial_atom::value, head_node, address)
+                  prism::actors::dial_atom::value, head_process, address)
         .receive([&](bool connected) { reached = connected; },
                  [&](caf::error& err) { failure = caf::to_string(err); });
   }
   resume.join();
   BOOST_TEST(reached, "the dial failed: " << failure);
-  BOOST_TEST(prism::actors::connected_to(dialing.sys, head_node));
+  BOOST_TEST(prism::actors::connected_to(dialing.sys, head_process));
   BOOST_TEST(s.run({"status"}).status == 0);
 }
 

@@ -158,6 +158,7 @@ struct connected_peer {
 
   ~connected_peer() {
     prism::actors::stop_peers(sys);
+    prism::actors::stop_basp_broker(sys);
   }
 
   caf::actor_system_config& configured() {
@@ -166,17 +167,17 @@ struct connected_peer {
   }
 
   /// A handle of actor `id` of process `node`, made up.
-  caf::actor guessed(const caf::node_id& node, caf::actor_id id) {
+  caf::actor guessed(const caf::node_id& process, caf::actor_id id) {
     auto broker =
         sys.middleman().named_broker<caf::io::basp_broker>(caf::atom("BASP"));
     auto made = std::make_shared<std::promise<caf::strong_actor_ptr>>();
     auto result = made->get_future();
-    sys.middleman().backend().dispatch([broker, made, node, id] {
+    sys.middleman().backend().dispatch([broker, made, process, id] {
       auto* b = static_cast<caf::io::basp_broker*>(
           caf::actor_cast<caf::abstract_actor*>(broker));
       // Outside a message of the broker: no last hop to learn a route from.
       b->set_last_hop(nullptr);
-      made->set_value(b->instance.proxies().get_or_put(node, id));
+      made->set_value(b->instance.proxies().get_or_put(process, id));
     });
     return caf::actor_cast<caf::actor>(result.get());
   }

@@ -15,7 +15,7 @@ using prism_test::wait_until;
 
 namespace actor_answers_test {
 
-/// Let the call `gate::hold` return.
+/// Let the call `latch::hold` return.
 std::atomic<bool> hold_released{false};
 std::atomic<bool> holding{false};
 
@@ -26,10 +26,10 @@ std::atomic<bool> answer_seen{false};
 std::atomic<int> in_flight{0};
 
 /// An actor whose calls can block until the test lets them go.
-class gate {
+class latch {
 public:
-  static gate* create() {
-    return new gate;
+  static latch* create() {
+    return new latch;
   }
 
   /// Blocks until released, so that the calls sent meanwhile queue up and
@@ -56,9 +56,9 @@ public:
 
 } // namespace actor_answers_test
 
-PRISM_REMOTE(actor_answers_test::gate::create, &actor_answers_test::gate::hold,
-             &actor_answers_test::gate::echo,
-             &actor_answers_test::gate::wait_for_test);
+PRISM_REMOTE(actor_answers_test::latch::create,
+             &actor_answers_test::latch::hold, &actor_answers_test::latch::echo,
+             &actor_answers_test::latch::wait_for_test);
 
 using namespace actor_answers_test;
 
@@ -83,13 +83,13 @@ struct answers_fixture : prism_test::cluster_fixture {
 BOOST_FIXTURE_TEST_SUITE(actor_answers, answers_fixture)
 
 BOOST_AUTO_TEST_CASE(an_answer_does_not_wait_for_the_call_after_it) {
-  auto h = prism::actor(gate::create).remote();
-  auto held = h.task(&gate::hold).remote();
+  auto h = prism::actor(latch::create).remote();
+  auto held = h.task(&latch::hold).remote();
   BOOST_REQUIRE(wait_until([] { return holding.load(); }));
   // Both calls queue behind `hold` and then run back to back: the second
   // returns only once the test has the answer of the first.
-  auto first = h.task(&gate::echo).remote(7);
-  auto second = h.task(&gate::wait_for_test).remote();
+  auto first = h.task(&latch::echo).remote(7);
+  auto second = h.task(&latch::wait_for_test).remote();
   hold_released = true;
   BOOST_TEST(prism::get(first, result_timeout) == 7);
   answer_seen = true;
@@ -98,16 +98,16 @@ BOOST_AUTO_TEST_CASE(an_answer_does_not_wait_for_the_call_after_it) {
 }
 
 BOOST_AUTO_TEST_CASE(queued_calls_of_two_jobs_each_get_their_answers) {
-  auto h = prism::actor(gate::create).remote();
+  auto h = prism::actor(latch::create).remote();
   auto other = prism::client::connect();
-  auto held = h.task(&gate::hold).remote();
+  auto held = h.task(&latch::hold).remote();
   BOOST_REQUIRE(wait_until([] { return holding.load(); }));
   // Calls of both jobs, interleaved, queue behind `hold` and run in one go.
   std::vector<prism::object_ref<int>> mine;
   std::vector<prism::object_ref<int>> theirs;
   for (int i = 0; i < 100; ++i) {
-    mine.push_back(h.task(&gate::echo).remote(i));
-    theirs.push_back(other.task(h, &gate::echo).remote(1000 + i));
+    mine.push_back(h.task(&latch::echo).remote(i));
+    theirs.push_back(other.task(h, &latch::echo).remote(1000 + i));
   }
   hold_released = true;
   for (int i = 0; i < 100; ++i) {

@@ -27,11 +27,11 @@ std::atomic<bool> hold_started{false};
 /// of `counter::hold` return.
 std::atomic<bool> release{false};
 
-/// When set, a restarted counter's factory waits until `restart_gate_open`,
+/// When set, a restarted counter's factory waits until `restart_released`,
 /// so a test can send calls while the actor restarts.
-std::atomic<bool> gate_restarts{false};
+std::atomic<bool> pause_restarts{false};
 std::atomic<bool> restart_waiting{false};
-std::atomic<bool> restart_gate_open{false};
+std::atomic<bool> restart_released{false};
 
 /// Factories and methods still running, so the teardown can wait for the
 /// ones that outlived their killed instance.
@@ -43,9 +43,9 @@ public:
   static counter* create(int start) {
     prism_test::in_flight_scope scope{in_flight};
     ++builds;
-    if (gate_restarts && prism::was_current_actor_restarted()) {
+    if (pause_restarts && prism::was_current_actor_restarted()) {
       restart_waiting = true;
-      wait_until([] { return restart_gate_open.load(); });
+      wait_until([] { return restart_released.load(); });
     }
     return new counter(start);
   }
@@ -119,16 +119,16 @@ struct restart_fixture {
     hold_runs = 0;
     hold_started = false;
     release = false;
-    gate_restarts = false;
+    pause_restarts = false;
     restart_waiting = false;
-    restart_gate_open = false;
+    restart_released = false;
   }
 
   // Runs before `cluster` shuts Prism down: calls and factories of killed
   // instances keep running inside this process until released.
   ~restart_fixture() {
     release = true;
-    restart_gate_open = true;
+    restart_released = true;
     wait_until([] { return in_flight.load() == 0; });
   }
 
@@ -164,7 +164,7 @@ BOOST_AUTO_TEST_CASE(a_restart_cut_short_by_its_node_dying_uses_no_restart) {
   auto h = counter_on_spot_node(1);
   // The one restart allowed begins on node 1, the only node with "spot",
   // and is held in the factory while that node dies.
-  gate_restarts = true;
+  pause_restarts = true;
   BOOST_REQUIRE(cluster.kill_actor(h.id()));
   BOOST_REQUIRE_MESSAGE(wait_until([] { return restart_waiting.load(); }),
                         "the actor did not begin to restart");
@@ -172,7 +172,7 @@ BOOST_AUTO_TEST_CASE(a_restart_cut_short_by_its_node_dying_uses_no_restart) {
   // That instance never ran: the actor waits for a node, and starts there
   // still within its one restart.
   auto replacement = cluster.add_node({{"CPU", 2}, {"spot", 1}});
-  restart_gate_open = true;
+  restart_released = true;
   BOOST_TEST(call_add(h, 1) == 1);
   BOOST_TEST(call_restarted(h));
   BOOST_TEST(node_of(h) == replacement.hex());
@@ -218,7 +218,7 @@ BOOST_AUTO_TEST_CASE(call_in_flight_without_task_retries_fails_as_actor_died) {
 }
 
 BOOST_AUTO_TEST_CASE(calls_sent_while_the_actor_restarts_wait_and_complete) {
-  gate_restarts = true;
+  pause_restarts = true;
   auto h = prism::actor(counter::create).max_restarts(1).remote(0);
   BOOST_REQUIRE(call_add(h, 5) == 5);
   BOOST_REQUIRE(cluster.kill_actor(h.id()));
@@ -227,7 +227,7 @@ BOOST_AUTO_TEST_CASE(calls_sent_while_the_actor_restarts_wait_and_complete) {
   std::vector<prism::object_ref<int>> calls;
   for (int i = 0; i < 5; ++i)
     calls.push_back(h.task(&counter::add).remote(1));
-  restart_gate_open = true;
+  restart_released = true;
   auto totals = prism::get(calls, result_timeout);
   std::vector<int> expected{1, 2, 3, 4, 5};
   BOOST_TEST(totals == expected, boost::test_tools::per_element());

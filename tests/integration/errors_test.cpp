@@ -34,9 +34,9 @@ int plus1(int x) {
   return x + 1;
 }
 
-// Catches the task_error of a child it gets, and reports the child's
-// exception type.
-std::string catches_child_error() {
+// Catches the task_error of a nested task it gets, and reports the nested
+// task's exception type.
+std::string catches_nested_error() {
   try {
     prism::get(prism::task(throws_out_of_range).remote(),
                prism_test::result_timeout);
@@ -101,7 +101,7 @@ prism::object_ref<int> forged_ref_of_the_driver() {
 
 PRISM_REMOTE(errors_test::throws_out_of_range,
              errors_test::throws_user_exception, errors_test::throws_an_int,
-             errors_test::plus1, errors_test::catches_child_error,
+             errors_test::plus1, errors_test::catches_nested_error,
              errors_test::put_on_a_worker);
 
 using namespace errors_test;
@@ -176,8 +176,8 @@ BOOST_AUTO_TEST_CASE(task_depending_on_a_failed_task_fails_with_its_error) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(task_getting_a_failed_child_catches_its_task_error) {
-  auto ref = prism::task(catches_child_error).remote();
+BOOST_AUTO_TEST_CASE(task_getting_a_failed_nested_task_catches_its_task_error) {
+  auto ref = prism::task(catches_nested_error).remote();
   BOOST_TEST(prism::get(ref, result_timeout) == "std::out_of_range");
 }
 

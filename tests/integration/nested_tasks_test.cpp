@@ -11,17 +11,17 @@ using prism_test::result_timeout;
 
 namespace nested_tasks_test {
 
-int child(int x) {
+int inner(int x) {
   return x * 2;
 }
 
-// Submits three children and blocks in get until they finish.
+// Submits three nested tasks and blocks in get until they finish.
 int parent(int x) {
-  std::vector<prism::object_ref<int>> children;
+  std::vector<prism::object_ref<int>> refs;
   for (int i = 0; i < 3; ++i)
-    children.push_back(prism::task(child).remote(x * 10 + i));
+    refs.push_back(prism::task(inner).remote(x * 10 + i));
   int result = 0;
-  for (auto value : prism::get(children, prism_test::result_timeout))
+  for (auto value : prism::get(refs, prism_test::result_timeout))
     result += value;
   return result;
 }
@@ -37,7 +37,7 @@ int fib(int n) {
 
 } // namespace nested_tasks_test
 
-PRISM_REMOTE(nested_tasks_test::child, nested_tasks_test::parent,
+PRISM_REMOTE(nested_tasks_test::inner, nested_tasks_test::parent,
              nested_tasks_test::fib);
 
 using namespace nested_tasks_test;

@@ -16,7 +16,7 @@ namespace ownership_test {
 // Written before `*_known` is set, read only after it is.
 prism::worker_id maker_worker;
 std::atomic<bool> maker_known{false};
-std::atomic<bool> child_started{false};
+std::atomic<bool> nested_started{false};
 std::atomic<bool> release{false};
 std::atomic<int> in_flight{0};
 
@@ -39,7 +39,7 @@ prism::object_ref<int> put_and_return(int x) {
 // Runs until released; its result is owned by the task that submitted it.
 int held_child(int x) {
   prism_test::in_flight_scope scope{in_flight};
-  child_started = true;
+  nested_started = true;
   prism_test::wait_until([] { return release.load(); });
   return x;
 }
@@ -49,7 +49,7 @@ int held_child(int x) {
 prism::object_ref<int> submit_held_child(int x) {
   prism_test::in_flight_scope scope{in_flight};
   auto ref = prism::task(held_child).remote(x);
-  prism_test::wait_until([] { return child_started.load(); });
+  prism_test::wait_until([] { return nested_started.load(); });
   report_maker();
   return ref;
 }
@@ -67,7 +67,7 @@ struct ownership_fixture : prism_test::cluster_fixture {
   ownership_fixture() {
     maker_worker = prism::worker_id{};
     maker_known = false;
-    child_started = false;
+    nested_started = false;
     release = false;
   }
 

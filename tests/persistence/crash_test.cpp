@@ -1,4 +1,4 @@
-// The crash test: a child process streams acknowledged writes and is killed
+// The crash test: a writer process streams acknowledged writes and is killed
 // with SIGKILL in the middle of them; on restart every acknowledged write is
 // in the store.
 
@@ -77,7 +77,7 @@ void expect_record(control_store& store, std::uint64_t i) {
   }
 }
 
-/// A child writer whose stdout is the read end `fd`.
+/// A writer process whose stdout is the read end `fd`.
 struct writer_process {
   pid_t pid = -1;
   int fd = -1;

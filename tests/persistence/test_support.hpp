@@ -137,8 +137,8 @@ public:
   std::atomic<std::int64_t> injected{0};
 };
 
-/// The crash test's child: `argv` is {exe, crash_writer_flag, path, first,
-/// sync}. Writes records from `first` on, forever, and after each write
+/// The crash test's writer process: `argv` is {exe, crash_writer_flag, path,
+/// first, sync}. Writes records from `first` on, forever, and after each write
 /// returns reports its number on stdout as 8 raw bytes. Returns only on
 /// error.
 int run_crash_writer(int argc, char** argv);

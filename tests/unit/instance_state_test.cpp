@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(an_instance_survives_its_bytes_whole) {
   x.called_at = t0 + 1s;
   x.seen_at = t0 + 2s;
   x.missed_listings = 1;
-  x.adopted = true;
+  x.found = true;
   auto y = decode_instance(encode_instance(x));
   BOOST_REQUIRE(y.has_value());
   BOOST_TEST(y->id == x.id);
@@ -147,10 +147,23 @@ BOOST_AUTO_TEST_CASE(an_instance_survives_its_bytes_whole) {
   BOOST_TEST((y->called_at == t0 + 1s));
   BOOST_TEST((y->seen_at == t0 + 2s));
   BOOST_TEST(y->missed_listings == 1);
-  BOOST_TEST(y->adopted);
+  BOOST_TEST(y->found);
   BOOST_TEST(y->history.size() == 3u);
   BOOST_TEST(y->history[2].why == "listed");
   BOOST_TEST((y->history[2].from == instance_state::requested));
+}
+
+// Records of earlier versions name the flag "adopted".
+BOOST_AUTO_TEST_CASE(an_earlier_record_reads_its_found_flag) {
+  auto x = new_instance("inst-5", "cpu8", instance_state::queued, t0, "wanted");
+  x.found = true;
+  auto text = encode_instance(x);
+  auto at = text.find("\"found\":true");
+  BOOST_REQUIRE(at != std::string::npos);
+  text.replace(at, 7, "\"adopted\"");
+  auto y = decode_instance(text);
+  BOOST_REQUIRE(y.has_value());
+  BOOST_TEST(y->found);
 }
 
 BOOST_AUTO_TEST_CASE(damaged_bytes_are_refused_not_guessed) {

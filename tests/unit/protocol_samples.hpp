@@ -296,7 +296,7 @@ sample(type_tag<protocol::check_worker_process>, const caf::actor&) {
   return {.worker = some_worker()};
 }
 
-inline protocol::gate_target sample(type_tag<protocol::gate_target>,
+inline protocol::door_target sample(type_tag<protocol::door_target>,
                                     const caf::actor& a) {
   return {.raylet = a};
 }

@@ -120,7 +120,7 @@ std::string run_seed(std::uint64_t seed) {
     BOOST_TEST_MESSAGE(
         "seed " << seed << ": " << sim.made() << " instances made, "
                 << sim.cloud().asked_per_request().size() << " launches, "
-                << sim.autoscaler().status().adopted << " adopted, now at +"
+                << sim.autoscaler().status().found << " found, now at +"
                 << (sim.now() - epoch).count() / 1000 << " s\n"
                 << prism::internal::format_status(sim.autoscaler().status()));
   if (!settled)
@@ -221,7 +221,7 @@ BOOST_AUTO_TEST_CASE(a_failing_node_type_is_backed_off_and_another_is_used) {
 }
 
 BOOST_AUTO_TEST_CASE(
-    an_instance_unlisted_for_many_polls_is_adopted_not_duplicated) {
+    an_instance_unlisted_for_many_polls_is_taken_on_not_duplicated) {
   // Ray #51861: EC2 lists a new instance only after a while; Ray asserted
   // on it after 12 polls. Here the node joins at 10-20 s, the provider lists
   // it only after 100 s, and the launch deadline (30 s, 3 attempts) passes
@@ -246,9 +246,9 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(sim.violation() == "");
 }
 
-BOOST_AUTO_TEST_CASE(an_instance_unlisted_past_every_launch_is_adopted_later) {
+BOOST_AUTO_TEST_CASE(an_instance_unlisted_past_every_launch_is_taken_on_later) {
   // Listed only after all its launches timed out: the request failed, and
-  // the instance is adopted when it shows, not launched a second time and
+  // the instance is taken on when it shows, not launched a second time and
   // never a crash.
   auto cfg = two_types();
   cfg.request_timeout = 10s;
@@ -258,10 +258,10 @@ BOOST_AUTO_TEST_CASE(an_instance_unlisted_past_every_launch_is_adopted_later) {
   faults.max_invisible = 45s;
   simulation sim{cfg, faults, 5};
   sim.work().submit({{"CPU", 8}}, 1, 3600s);
-  BOOST_TEST(sim.run_until(
-      [&] { return sim.autoscaler().status().adopted == 1; }, 120s));
+  BOOST_TEST(sim.run_until([&] { return sim.autoscaler().status().found == 1; },
+                           120s));
   BOOST_TEST(sim.run_until([&] { return sim.work().waiting() == 0; }, 60s));
-  // While the request looked failed the demand asked again; the adopted
+  // While the request looked failed the demand asked again; the found
   // instance and that one are two, and the spare one goes once idle.
   BOOST_TEST(sim.made() <= 2);
   BOOST_TEST(sim.run_until([&] { return sim.cloud().running() == 1u; }, 300s));
@@ -288,7 +288,7 @@ BOOST_AUTO_TEST_CASE(an_instance_without_an_address_is_not_an_error) {
       },
       120s));
   BOOST_TEST(sim.made() == 2);
-  BOOST_TEST(sim.autoscaler().status().adopted == 0u);
+  BOOST_TEST(sim.autoscaler().status().found == 0u);
   BOOST_TEST(sim.violation() == "");
 }
 
@@ -306,7 +306,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_head_goes_on_without_launching_again) {
   BOOST_TEST(sim.count(instance_state::requested) == 3);
   BOOST_TEST(sim.run_until([&] { return sim.work().waiting() == 0; }, 120s));
   BOOST_TEST(sim.made() == 3);
-  BOOST_TEST(sim.autoscaler().status().adopted == 0u);
+  BOOST_TEST(sim.autoscaler().status().found == 0u);
   // Each instance's history tells its story from before the restart.
   for (const auto& [id, x] : sim.autoscaler().instances())
     if (x.state == instance_state::running)
@@ -369,8 +369,8 @@ BOOST_AUTO_TEST_CASE(
       [&] { return sim.count(instance_state::terminated) == 1; }, 60s));
   sim.cloud().faults().drop_any = 0;
   sim.step(1s);
-  // Adopted, and terminated again at once, not taken for capacity.
-  BOOST_TEST(sim.autoscaler().status().adopted == 1u);
+  // Claimed, and terminated again at once, not taken for capacity.
+  BOOST_TEST(sim.autoscaler().status().found == 1u);
   BOOST_TEST(sim.count(instance_state::stopping) == 1);
   BOOST_TEST(sim.count(instance_state::allocated) == 0);
   BOOST_TEST(sim.made() == 1);

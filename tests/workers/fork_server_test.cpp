@@ -94,8 +94,8 @@ std::string program_of(pid_t pid) {
 /// accepts connections and never speaks, so a worker waits there, alive
 /// (up to its 10 s to register); else it refuses them, and a worker exits
 /// with code 70 at once.
-struct gate {
-  explicit gate(bool silent) {
+struct door {
+  explicit door(bool silent) {
     fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -108,7 +108,7 @@ struct gate {
     port = ntohs(addr.sin_port);
   }
 
-  ~gate() {
+  ~door() {
     ::close(fd);
   }
 
@@ -150,7 +150,7 @@ struct exits {
 /// (its program's fork server serves), killing the others; returns that
 /// one, or pid 0 if none was within 20 s.
 process_launcher::launched launch_forked(process_launcher& launcher,
-                                         const gate& g, exits& e) {
+                                         const door& g, exits& e) {
   auto program = prism::actors::this_program();
   auto deadline = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < deadline) {
@@ -173,7 +173,7 @@ bool contains(const std::string& text, const std::string& part) {
 BOOST_AUTO_TEST_SUITE(fork_servers)
 
 BOOST_AUTO_TEST_CASE(workers_are_forked_from_a_server_of_their_program) {
-  gate g{true};
+  door g{true};
   exits e;
   process_launcher launcher;
   auto program = prism::actors::this_program();
@@ -199,14 +199,14 @@ BOOST_AUTO_TEST_CASE(workers_are_forked_from_a_server_of_their_program) {
 }
 
 BOOST_AUTO_TEST_CASE(a_forked_workers_exit_code_comes_from_its_server) {
-  gate live{true};
-  gate refusing{false};
+  door live{true};
+  door refusing{false};
   exits e;
   process_launcher launcher;
   auto forked = launch_forked(launcher, live, e);
   BOOST_REQUIRE(forked.pid != 0);
   launcher.kill(forked.pid);
-  // A worker that cannot reach its gate exits with code 70.
+  // A worker that cannot reach its door exits with code 70.
   auto program = prism::actors::this_program();
   auto next = launcher.launch(program, refusing.environment(), e.callback());
   BOOST_TEST(next.forked);
@@ -216,7 +216,7 @@ BOOST_AUTO_TEST_CASE(a_forked_workers_exit_code_comes_from_its_server) {
 }
 
 BOOST_AUTO_TEST_CASE(a_forgotten_programs_server_ends_after_its_workers) {
-  gate g{true};
+  door g{true};
   exits e;
   process_launcher launcher;
   auto program = prism::actors::this_program();
@@ -238,7 +238,7 @@ BOOST_AUTO_TEST_CASE(a_forgotten_programs_server_ends_after_its_workers) {
 }
 
 BOOST_AUTO_TEST_CASE(workers_outlive_a_fork_server_that_dies) {
-  gate g{true};
+  door g{true};
   exits e;
   process_launcher launcher;
   auto forked = launch_forked(launcher, g, e);
@@ -260,7 +260,7 @@ BOOST_AUTO_TEST_CASE(workers_outlive_a_fork_server_that_dies) {
 }
 
 BOOST_AUTO_TEST_CASE(without_fork_servers_every_worker_starts_by_exec) {
-  gate g{true};
+  door g{true};
   exits e;
   process_launcher launcher{false};
   auto program = prism::actors::this_program();

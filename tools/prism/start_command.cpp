@@ -245,7 +245,7 @@ int run(const start_options& o, int ready_fd) {
 }
 
 /// Reads what the daemon says of its start-up and passes it on.
-int await_daemon(int fd, pid_t child, const std::string& log) {
+int await_daemon(int fd, pid_t daemon_pid, const std::string& log) {
   std::string said;
   char buf[512];
   for (;;) {
@@ -270,7 +270,7 @@ int await_daemon(int fd, pid_t child, const std::string& log) {
     std::cerr << "prism start: the process ended during start-up; see " << log
               << std::endl;
   }
-  ::waitpid(child, nullptr, 0);
+  ::waitpid(daemon_pid, nullptr, 0);
   return 1;
 }
 
@@ -283,16 +283,17 @@ int start_daemon(const start_options& o) {
     std::cerr << "prism start: " << std::strerror(errno) << std::endl;
     return 1;
   }
-  pid_t child = ::fork();
-  if (child < 0) {
+  pid_t daemon_pid = ::fork();
+  if (daemon_pid < 0) {
     std::cerr << "prism start: cannot fork: " << std::strerror(errno)
               << std::endl;
     return 1;
   }
-  if (child > 0) {
+  if (daemon_pid > 0) {
     ::close(fds[1]);
-    auto name = o.head ? std::string{"head"} : "node-" + std::to_string(child);
-    return await_daemon(fds[0], child, s.log_path(name));
+    auto name =
+        o.head ? std::string{"head"} : "node-" + std::to_string(daemon_pid);
+    return await_daemon(fds[0], daemon_pid, s.log_path(name));
   }
   ::close(fds[0]);
   ::setsid();

@@ -26,7 +26,7 @@ void init(const config& cfg = {});
 
 /// Whether a raylet started this process as a worker process: it is the
 /// job's own program, run again with the environment variable
-/// PRISM_WORKER_TOKEN set (and PRISM_WORKER_GATE, where to register), or
+/// PRISM_WORKER_TOKEN set (and PRISM_WORKER_DOOR, where to register), or
 /// as the fork server of that program (PRISM_WORKER_FORK_SERVER set),
 /// whose workers are forked from it.
 bool is_worker_process() noexcept;
@@ -34,7 +34,7 @@ bool is_worker_process() noexcept;
 /// In a worker process, serves as that worker and never returns: the
 /// process runs the tasks its raylet gives it and exits when the raylet
 /// stops it or dies. In a fork server, serves its raylet's requests for
-/// forks, and goes on as a worker only in each forked child. Elsewhere
+/// forks, and goes on as a worker only in each forked process. Elsewhere
 /// returns at once. `init` calls it first; call
 /// it yourself at the top of a `main` that cannot call `init` first (a test
 /// framework's, say).

@@ -145,7 +145,7 @@ struct instance {
   bool idle = false;
   autoscaler_time idle_since{};
   /// Nobody asked for it: the provider listed it first.
-  bool adopted = false;
+  bool found = false;
   /// Its changes, oldest first: the first and the latest
   /// `max_instance_history - 1` are kept.
   std::vector<instance_event> history;

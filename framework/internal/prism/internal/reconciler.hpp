@@ -96,8 +96,8 @@ struct autoscaler_status {
   std::vector<std::pair<resource_map, int>> demand;
   std::vector<std::pair<resource_map, int>> infeasible;
   std::vector<std::pair<resource_map, int>> waiting;
-  /// Instances adopted so far, and passes run.
-  std::uint64_t adopted = 0;
+  /// Instances found so far, and passes run.
+  std::uint64_t found = 0;
   std::uint64_t passes = 0;
 };
 
@@ -149,7 +149,7 @@ private:
   instance* waiting_for(const cloud_instance& c);
   /// `owner`'s launch made `c`: it is allocated, or, if it was cancelled,
   /// due to be terminated.
-  void claim(instance& owner, const cloud_instance& c);
+  void match(instance& owner, const cloud_instance& c);
   /// An instance none of ours waits for: taken on, allocated (and stopped
   /// again if `terminate_again`).
   void add_found(const cloud_instance& c, bool terminate_again);
@@ -220,7 +220,7 @@ private:
   std::deque<autoscaler_failure> failures_;
   std::vector<std::pair<resource_map, int>> infeasible_;
   std::vector<std::pair<resource_map, int>> waiting_;
-  std::uint64_t adopted_ = 0;
+  std::uint64_t found_ = 0;
   std::uint64_t passes_ = 0;
   autoscaler_status status_;
   std::function<void(const std::string&)> log_;
