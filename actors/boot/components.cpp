@@ -274,7 +274,6 @@ void stop_process(caf::actor_system& sys, process_parts parts) {
   // actor holds CAF's logger, which the system waits for in its destructor.
   sys.registry().await_running_count_equal(0);
   stop_basp_helpers(sys);
-  stop_basp_broker(sys);
 }
 
 } // namespace prism::actors

@@ -299,19 +299,6 @@ void stop_basp_helpers(caf::actor_system& sys) {
     caf::anon_send_exit(helper, caf::exit_reason::kill);
 }
 
-void stop_basp_broker(caf::actor_system& sys) {
-  auto broker = basp_broker_of(sys);
-  if (!broker)
-    return;
-  // An exit message of normal priority: what the broker was handed to
-  // send before it goes out first, then its connections close.
-  caf::scoped_actor self{sys, true};
-  self->monitor(broker);
-  self->send_exit(broker, caf::exit_reason::user_shutdown);
-  self->receive([](const caf::down_msg&) {},
-                caf::after(std::chrono::seconds{5}) >> [] {});
-}
-
 bool connected_to(caf::actor_system& sys, const caf::node_id& process) {
   std::lock_guard<std::mutex> guard{tables_mu};
   auto i = tables.find(&sys);

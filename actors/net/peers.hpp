@@ -60,13 +60,6 @@ void stop_peers(caf::actor_system& sys);
 /// gone, before it is destroyed.
 void stop_basp_helpers(caf::actor_system& sys);
 
-/// Stops the BASP broker of `sys` and waits (up to 5 s) until it is gone.
-/// Left to the middleman's own stop, the broker is now and then never
-/// stopped, and stays at exit in a cycle with its connections, proxies and
-/// helpers: LeakSanitizer reports it (README, "Tests"). Called last, once
-/// nothing of `sys` sends to other processes any more.
-void stop_basp_broker(caf::actor_system& sys);
-
 /// The dialer of `sys`, or an invalid handle if it has none.
 caf::actor dialer_of(caf::actor_system& sys);
 

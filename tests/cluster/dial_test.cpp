@@ -35,7 +35,6 @@ struct cluster_process_system {
 
   ~cluster_process_system() {
     prism::actors::stop_peers(sys);
-    prism::actors::stop_basp_broker(sys);
   }
 
   caf::actor_system_config& configured() {

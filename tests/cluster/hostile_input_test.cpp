@@ -158,7 +158,6 @@ struct connected_peer {
 
   ~connected_peer() {
     prism::actors::stop_peers(sys);
-    prism::actors::stop_basp_broker(sys);
   }
 
   caf::actor_system_config& configured() {

@@ -21,7 +21,6 @@
 #include "common/program_file.hpp"
 #include "join/head_link.hpp"
 #include "net/network.hpp"
-#include "net/peers.hpp"
 #include "prism_command.hpp"
 #include "protocol/programs.hpp"
 
@@ -72,10 +71,6 @@ struct head_client {
     head = prism::actors::connect_to_head(
         sys, prism::actors::parse_host_port(address, "the head"),
         prism::actors::head_entry{"", "test"}, 10000ms);
-  }
-
-  ~head_client() {
-    prism::actors::stop_basp_broker(sys);
   }
 
   caf::actor_system_config& configured() {

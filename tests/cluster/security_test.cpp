@@ -555,9 +555,7 @@ BOOST_AUTO_TEST_CASE(a_peer_of_another_wire_version_is_refused_naming_both) {
                                prism::actors::wire_version),
              why);
   prism::actors::stop_peers(sys);
-  prism::actors::stop_basp_broker(sys);
   caf::anon_send_exit(published, caf::exit_reason::user_shutdown);
-  prism::actors::stop_basp_broker(old_sys);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
