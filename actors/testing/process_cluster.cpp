@@ -2,17 +2,23 @@
 // with the `prism` command in a session directory of their own.
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <spawn.h>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <unordered_map>
 
 #include "prism/api.hpp"
 #include "prism/error.hpp"
@@ -69,6 +75,35 @@ std::vector<std::string> with_cpus(std::vector<std::string> flags,
   return flags;
 }
 
+/// The last lines of the newest log in `dir` whose name starts with
+/// `prefix`, for the message of a start that failed: the session goes with
+/// the test.
+std::string newest_log_tail(const std::string& dir, const std::string& prefix) {
+  std::error_code ec;
+  fs::path newest;
+  fs::file_time_type newest_time{};
+  for (auto& entry : fs::directory_iterator{dir, ec}) {
+    auto name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || entry.path().extension() != ".log")
+      continue;
+    auto t = entry.last_write_time(ec);
+    if (!ec && (newest.empty() || t > newest_time)) {
+      newest = entry.path();
+      newest_time = t;
+    }
+  }
+  if (newest.empty())
+    return "no " + prefix + "*.log in the session";
+  auto text = read_file(newest);
+  // From the start of the 20th line from the end.
+  std::size_t from = text.size();
+  for (int lines = 0; lines < 21 && from != 0; ++lines) {
+    auto nl = text.rfind('\n', from - 1);
+    from = nl == std::string::npos ? 0 : nl;
+  }
+  return newest.filename().string() + ":\n" + text.substr(from);
+}
+
 /// Waits until `pid` is no longer a running process (gone or a zombie).
 void await_death(pid_t pid) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
@@ -92,7 +127,11 @@ struct process_cluster::impl {
   std::string dir;
   std::string address;
   std::string storage;
-  int counter = 0;
+  std::atomic<int> counter{0};
+  std::mutex mu;
+  /// Where each started command's output goes, by pid: "<base>.out" and
+  /// "<base>.err".
+  std::unordered_map<int, std::string> outputs;
   /// Node pids by index; 0 is the head's process.
   std::vector<pid_t> nodes;
   bool attached = false;
@@ -159,38 +198,57 @@ const std::string& process_cluster::session_dir() const {
 
 int process_cluster::spawn(const std::vector<std::string>& args) {
   auto n = impl_->counter++;
-  auto base = fs::path{impl_->dir} / ("cmd-" + std::to_string(n));
-  auto out = base.string() + ".out";
-  auto err = base.string() + ".err";
+  auto base = (fs::path{impl_->dir} / ("cmd-" + std::to_string(n))).string();
+  // Everything the command needs is made here: the calling process runs
+  // threads (an attached driver's, a test's), and a fork's copy of it must
+  // not touch the heap (a lock another thread held at the fork is never
+  // released there), so the command starts with posix_spawn.
   std::vector<std::string> argv_s{impl_->command};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0)
-    throw error(errc::internal, "cannot fork");
-  if (pid == 0) {
-    ::setenv("PRISM_SESSION_DIR", impl_->dir.c_str(), 1);
-    ::unsetenv("PRISM_ADDRESS");
-    // CAF 0.17's BASP broker spawns a helper actor for every node it learns
-    // of through another node, and one learned while the process shuts
-    // down is never stopped: LeakSanitizer reports that cycle at exit
-    // (caf::io::basp_broker::learned_new_node). The `prism` processes run
-    // with every other sanitizer check, and their logs are checked for
-    // reports; leaks are checked in the calling process.
-    std::string asan = "detect_leaks=0";
-    if (const char* old = std::getenv("ASAN_OPTIONS"); old && *old)
-      asan = std::string{old} + ":" + asan;
-    ::setenv("ASAN_OPTIONS", asan.c_str(), 1);
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, STDOUT_FILENO);
-    ::dup2(e, STDERR_FILENO);
-    ::execvp(argv[0], argv.data());
-    ::_exit(127);
+  // CAF 0.17's BASP broker spawns a helper actor for every node it learns
+  // of through another node, and one learned while the process shuts
+  // down is never stopped: LeakSanitizer reports that cycle at exit
+  // (caf::io::basp_broker::learned_new_node). The `prism` processes run
+  // with every other sanitizer check, and their logs are checked for
+  // reports; leaks are checked in the calling process.
+  std::string asan = "detect_leaks=0";
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string_view entry{*e};
+    auto name = entry.substr(0, entry.find('='));
+    if (name == "ASAN_OPTIONS" && entry.size() > name.size() + 1)
+      asan = std::string{entry.substr(name.size() + 1)} + ":" + asan;
+    else if (name != "ASAN_OPTIONS" && name != "PRISM_SESSION_DIR" &&
+             name != "PRISM_ADDRESS")
+      env_s.emplace_back(entry);
   }
+  env_s.push_back("PRISM_SESSION_DIR=" + impl_->dir);
+  env_s.push_back("ASAN_OPTIONS=" + asan);
+  std::vector<char*> envp;
+  for (auto& e : env_s)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  auto out = base + ".out";
+  auto err = base + ".err";
+  ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(),
+                          envp.data());
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    throw error(errc::internal,
+                "cannot start " + impl_->command + ": " + std::strerror(rc));
+  std::lock_guard<std::mutex> guard{impl_->mu};
+  impl_->outputs[pid] = base;
   return pid;
 }
 
@@ -211,13 +269,17 @@ int process_cluster::await(int pid, std::chrono::seconds timeout) {
 process_cluster::command_result
 process_cluster::run(const std::vector<std::string>& args,
                      std::chrono::seconds timeout) {
-  auto n = impl_->counter;
   auto pid = spawn(args);
   command_result r;
   r.status = await(pid, timeout);
-  auto base = fs::path{impl_->dir} / ("cmd-" + std::to_string(n));
-  r.out = read_file(base.string() + ".out");
-  r.err = read_file(base.string() + ".err");
+  std::string base;
+  {
+    std::lock_guard<std::mutex> guard{impl_->mu};
+    base = impl_->outputs[pid];
+    impl_->outputs.erase(pid);
+  }
+  r.out = read_file(base + ".out");
+  r.err = read_file(base + ".err");
   return r;
 }
 
@@ -232,7 +294,8 @@ std::string process_cluster::start_head(const std::vector<std::string>& flags) {
   if (r.status != 0 || address.empty())
     throw error(errc::internal, "the head did not start: status " +
                                     std::to_string(r.status) + ": " + r.out +
-                                    r.err);
+                                    r.err + "; its log, " +
+                                    newest_log_tail(impl_->dir, "head"));
   return address;
 }
 
@@ -246,7 +309,8 @@ int process_cluster::start_node(const std::string& address,
   if (r.status != 0 || pid.empty())
     throw error(errc::internal, "the node did not start: status " +
                                     std::to_string(r.status) + ": " + r.out +
-                                    r.err);
+                                    r.err + "; the newest node log, " +
+                                    newest_log_tail(impl_->dir, "node-"));
   return static_cast<pid_t>(std::stol(pid));
 }
 
