@@ -15,10 +15,10 @@
 
 #include "chaos_support.hpp"
 
+namespace failure_scenarios_test {
+
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace failure_scenarios_test {
 
 std::atomic<int> runs{0};
 std::atomic<int> in_flight{0};
@@ -98,8 +98,6 @@ prism::object_ref<std::string> put_data(std::string s) {
   note_where();
   return prism::put(s);
 }
-
-} // namespace failure_scenarios_test
 
 PRISM_REMOTE(failure_scenarios_test::plus1, failure_scenarios_test::add,
              failure_scenarios_test::add_once_released,
@@ -298,3 +296,5 @@ BOOST_AUTO_TEST_CASE(a_late_finished_report_for_a_failed_task_is_dropped) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace failure_scenarios_test

@@ -11,9 +11,9 @@
 
 #include "chaos_support.hpp"
 
-using prism_test::result_timeout;
-
 namespace lineage_chaos_test {
+
+using prism_test::result_timeout;
 
 /// Just above `max_inline_object_bytes`, so that every link_resources is kept
 /// in the store of the node that made it.
@@ -33,8 +33,6 @@ std::vector<char> step(std::vector<char> in) {
   in.push_back('+');
   return in;
 }
-
-} // namespace lineage_chaos_test
 
 PRISM_REMOTE(lineage_chaos_test::source, lineage_chaos_test::step);
 
@@ -123,3 +121,5 @@ BOOST_AUTO_TEST_CASE(large_results_lost_to_node_kills_are_rebuilt_right) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace lineage_chaos_test

@@ -13,9 +13,9 @@
 
 #include "chaos_support.hpp"
 
-using prism_test::result_timeout;
-
 namespace node_kills_test {
+
+using prism_test::result_timeout;
 
 /// Runs of `leaf` and `tree_sum`, finished or cut short by a kill.
 std::atomic<int> runs{0};
@@ -69,8 +69,6 @@ public:
     return x;
   }
 };
-
-} // namespace node_kills_test
 
 PRISM_REMOTE(node_kills_test::leaf, node_kills_test::tree_sum,
              node_kills_test::echo::create, &node_kills_test::echo::call);
@@ -172,3 +170,5 @@ BOOST_AUTO_TEST_CASE(actor_calls_are_not_lost_under_node_kills) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace node_kills_test

@@ -28,10 +28,10 @@
 
 #include "chaos_support.hpp"
 
+namespace property_test {
+
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace property_test {
 
 std::atomic<int> in_flight{0};
 
@@ -84,8 +84,6 @@ std::int64_t flaky(std::int64_t x) {
     throw std::runtime_error("flaky, first run");
   return x + 1;
 }
-
-} // namespace property_test
 
 PRISM_REMOTE(property_test::plus_one, property_test::plus_one_nested,
              property_test::always_throws, property_test::flaky);
@@ -295,3 +293,5 @@ BOOST_AUTO_TEST_CASE(random_workloads_under_random_failures_keep_invariants) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace property_test

@@ -23,10 +23,10 @@
 
 #include "prism_command.hpp"
 
+namespace autoscaler_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
-
-namespace autoscaler_test {
 
 /// Holds 8 CPUs for `ms` milliseconds; returns `i` and the node it ran on.
 /// It sleeps because its length is the subject: it is the work that keeps a
@@ -35,8 +35,6 @@ std::pair<int, std::string> hold(int i, int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds{ms});
   return {i, prism::get_runtime_context().node.hex()};
 }
-
-} // namespace autoscaler_test
 
 PRISM_REMOTE(autoscaler_test::hold);
 
@@ -207,3 +205,5 @@ BOOST_AUTO_TEST_CASE(a_bad_configuration_stops_the_head_at_start) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace autoscaler_test

@@ -17,6 +17,8 @@
 
 #include "prism_command.hpp"
 
+namespace chaos_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
 
@@ -236,3 +238,5 @@ BOOST_AUTO_TEST_CASE(actor_calls_all_answer_while_the_actors_nodes_are_killed) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace chaos_test

@@ -14,6 +14,8 @@
 #include "net/peers.hpp"
 #include "prism_command.hpp"
 
+namespace dial_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
 
@@ -97,3 +99,5 @@ BOOST_AUTO_TEST_CASE(a_dial_outlasts_heartbeat_ticks_before_the_handshake) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace dial_test

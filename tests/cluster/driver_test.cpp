@@ -9,16 +9,14 @@
 
 #include "prism_command.hpp"
 
+namespace driver_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
-
-namespace driver_test {
 
 int square(int x) {
   return x * x;
 }
-
-} // namespace driver_test
 
 PRISM_REMOTE(driver_test::square);
 
@@ -95,3 +93,5 @@ BOOST_AUTO_TEST_CASE(an_unreachable_cluster_fails_init_with_a_typed_error) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace driver_test

@@ -12,10 +12,10 @@
 #include "common/program_file.hpp"
 #include "prism_command.hpp"
 
+namespace head_restart_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
-
-namespace head_restart_test {
 
 /// A detached service that counts: its count shows that the same instance
 /// answers, not one started again.
@@ -36,8 +36,6 @@ public:
 private:
   int count_ = 0;
 };
-
-} // namespace head_restart_test
 
 PRISM_REMOTE(head_restart_test::counter::create,
              &head_restart_test::counter::bump,
@@ -213,3 +211,5 @@ BOOST_AUTO_TEST_CASE(process_cluster_kills_freezes_and_adds_nodes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace head_restart_test

@@ -35,16 +35,14 @@
 #include "protocol/registration.hpp"
 #include "raw_peer.hpp"
 
+namespace hostile_input_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
-
-namespace hostile_input_test {
 
 int twice(int x) {
   return 2 * x;
 }
-
-} // namespace hostile_input_test
 
 PRISM_REMOTE(hostile_input_test::twice);
 
@@ -351,3 +349,5 @@ BOOST_AUTO_TEST_CASE(thousands_of_connections_at_once_change_nothing) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace hostile_input_test

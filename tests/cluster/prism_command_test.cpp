@@ -9,6 +9,8 @@
 
 #include "prism_command.hpp"
 
+namespace prism_command_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
 
@@ -166,3 +168,5 @@ BOOST_AUTO_TEST_CASE(block_stays_in_the_foreground_until_sigterm) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace prism_command_test

@@ -24,6 +24,8 @@
 #include "prism_command.hpp"
 #include "protocol/programs.hpp"
 
+namespace program_fetch_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -198,3 +200,5 @@ BOOST_AUTO_TEST_CASE(bad_requests_about_programs_are_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace program_fetch_test

@@ -31,10 +31,10 @@
 #include "prism_command.hpp"
 #include "raw_peer.hpp"
 
+namespace security_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
-
-namespace security_test {
 
 constexpr auto result_timeout = std::chrono::seconds{60};
 
@@ -71,8 +71,6 @@ private:
 
   int total_;
 };
-
-} // namespace security_test
 
 PRISM_REMOTE(security_test::square, security_test::sum_of_squares,
              security_test::node_here);
@@ -559,3 +557,5 @@ BOOST_AUTO_TEST_CASE(a_peer_of_another_wire_version_is_refused_naming_both) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace security_test

@@ -14,10 +14,10 @@
 
 #include "prism_command.hpp"
 
+namespace work_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
-
-namespace work_test {
 
 constexpr auto result_timeout = std::chrono::seconds{60};
 
@@ -104,8 +104,6 @@ private:
 
   int total_;
 };
-
-} // namespace work_test
 
 PRISM_REMOTE(work_test::pid_here, work_test::square, work_test::sum_of_squares,
              work_test::sum_refs, work_test::where_am_i,
@@ -255,3 +253,5 @@ BOOST_AUTO_TEST_CASE(a_crash_in_a_task_kills_only_its_worker_process) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace work_test

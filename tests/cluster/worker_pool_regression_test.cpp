@@ -23,6 +23,8 @@
 
 #include "prism_command.hpp"
 
+namespace worker_pool_regression_test {
+
 using namespace prism::cluster_test;
 using namespace std::chrono_literals;
 
@@ -234,3 +236,5 @@ BOOST_AUTO_TEST_CASE(a_detached_service_serves_another_job_across_a_node_kill) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace worker_pool_regression_test

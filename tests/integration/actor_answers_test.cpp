@@ -10,10 +10,10 @@
 
 #include "cluster_fixture.hpp"
 
+namespace actor_answers_test {
+
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace actor_answers_test {
 
 /// Let the call `latch::hold` return.
 std::atomic<bool> hold_released{false};
@@ -53,8 +53,6 @@ public:
                       std::chrono::milliseconds{10'000});
   }
 };
-
-} // namespace actor_answers_test
 
 PRISM_REMOTE(actor_answers_test::latch::create,
              &actor_answers_test::latch::hold, &actor_answers_test::latch::echo,
@@ -119,3 +117,5 @@ BOOST_AUTO_TEST_CASE(queued_calls_of_two_jobs_each_get_their_answers) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace actor_answers_test

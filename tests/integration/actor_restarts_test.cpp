@@ -10,11 +10,11 @@
 
 #include "cluster_fixture.hpp"
 
+namespace actor_restarts_test {
+
 using prism_test::actor_died_message;
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace actor_restarts_test {
 
 /// Instances `counter::create` has built, first runs and restarts alike.
 std::atomic<int> builds{0};
@@ -76,8 +76,6 @@ private:
 
   int total_;
 };
-
-} // namespace actor_restarts_test
 
 PRISM_REMOTE(actor_restarts_test::counter::create,
              &actor_restarts_test::counter::add,
@@ -267,3 +265,5 @@ BOOST_AUTO_TEST_CASE(kill_actor_of_an_unknown_actor_returns_false) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace actor_restarts_test

@@ -14,10 +14,10 @@
 
 #include "cluster_fixture.hpp"
 
+namespace actors_test {
+
 using prism_test::actor_died_message;
 using prism_test::result_timeout;
-
-namespace actors_test {
 
 /// Instances `counter::create` has built, first runs and restarts alike.
 std::atomic<int> counter_builds{0};
@@ -151,8 +151,6 @@ private:
 int add_through(prism::actor_handle<counter> target, int x) {
   return prism::get(target.task(&counter::add).remote(x), result_timeout);
 }
-
-} // namespace actors_test
 
 PRISM_REMOTE(actors_test::square, actors_test::add_through);
 PRISM_REMOTE(actors_test::counter::create, &actors_test::counter::add,
@@ -458,3 +456,5 @@ BOOST_AUTO_TEST_CASE(name_without_a_namespace_lives_in_the_jobs_namespace) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace actors_test

@@ -13,9 +13,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace borrowed_copies_test {
+
+using prism_test::result_timeout;
 
 /// Above the default `max_inline_object_bytes` (100 KiB).
 constexpr std::size_t big_size = 300 * 1024;
@@ -43,8 +43,6 @@ std::string read_borrowed(std::vector<prism::object_ref<std::string>> refs) {
 std::string describe(std::string value) {
   return std::to_string(value.size()) + ":" + std::to_string(value.front());
 }
-
-} // namespace borrowed_copies_test
 
 PRISM_REMOTE(borrowed_copies_test::make, borrowed_copies_test::make_later,
              borrowed_copies_test::read_borrowed,
@@ -173,3 +171,5 @@ BOOST_AUTO_TEST_CASE(a_borrower_whose_copy_is_gone_gets_the_value_anyway) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace borrowed_copies_test

@@ -12,6 +12,8 @@
 
 #include "cluster_fixture.hpp"
 
+namespace damaged_storage_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -110,3 +112,5 @@ BOOST_AUTO_TEST_CASE(init_recovers_a_torn_last_log_record) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace damaged_storage_test

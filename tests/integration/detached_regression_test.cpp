@@ -17,11 +17,11 @@
 
 #include "cluster_fixture.hpp"
 
+namespace detached_regression_test {
+
 using prism_test::actor_died_message;
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace detached_regression_test {
 
 /// The sum of the squares of a range, and where it was computed.
 struct partial_sum {
@@ -90,8 +90,6 @@ public:
     return 1;
   }
 };
-
-} // namespace detached_regression_test
 
 PRISM_REMOTE(detached_regression_test::sum_squares_between);
 PRISM_REMOTE(detached_regression_test::squares_service::create,
@@ -259,3 +257,5 @@ BOOST_AUTO_TEST_CASE(cluster_stays_whole_after_the_service_node_is_replaced) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace detached_regression_test

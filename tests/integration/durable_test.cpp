@@ -11,9 +11,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace durable_test {
+
+using prism_test::result_timeout;
 
 std::atomic<int> runs{0};
 
@@ -41,8 +41,6 @@ prism::object_ref<int> square_of_own_put(int x) {
   auto arg = prism::put(x);
   return prism::task(square).durable().remote(arg);
 }
-
-} // namespace durable_test
 
 PRISM_REMOTE(durable_test::square, durable_test::square_owned_here,
              durable_test::two_squares_owned_here,
@@ -172,3 +170,5 @@ BOOST_AUTO_TEST_CASE(the_records_of_a_job_go_when_it_ends) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace durable_test

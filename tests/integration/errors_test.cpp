@@ -8,9 +8,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace errors_test {
+
+using prism_test::result_timeout;
 
 /// An exception type of the application, not of the standard library.
 class insufficient_funds : public std::runtime_error {
@@ -96,8 +96,6 @@ prism::object_ref<int> forged_ref_of_a_worker() {
 prism::object_ref<int> forged_ref_of_the_driver() {
   return forged_ref(prism::put(1).owner());
 }
-
-} // namespace errors_test
 
 PRISM_REMOTE(errors_test::throws_out_of_range,
              errors_test::throws_user_exception, errors_test::throws_an_int,
@@ -281,3 +279,5 @@ BOOST_AUTO_TEST_CASE(max_retries_below_minus_one_throws_invalid_argument) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace errors_test

@@ -15,10 +15,10 @@
 
 #include "cluster_fixture.hpp"
 
+namespace gcs_restart_test {
+
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace gcs_restart_test {
 
 /// Instances `tally::create` has built.
 std::atomic<int> builds{0};
@@ -48,8 +48,6 @@ private:
 int twice(int x) {
   return 2 * x;
 }
-
-} // namespace gcs_restart_test
 
 PRISM_REMOTE(gcs_restart_test::tally::create, &gcs_restart_test::tally::add,
              &gcs_restart_test::tally::restarted);
@@ -449,3 +447,5 @@ BOOST_AUTO_TEST_CASE(a_damaged_store_is_refused_and_left_untouched) {
   std::getline(kept, line);
   BOOST_TEST(line == "not a store");
 }
+
+} // namespace gcs_restart_test

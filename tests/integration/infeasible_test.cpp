@@ -8,16 +8,14 @@
 
 #include "cluster_fixture.hpp"
 
+namespace infeasible_test {
+
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace infeasible_test {
 
 int plus1(int x) {
   return x + 1;
 }
-
-} // namespace infeasible_test
 
 PRISM_REMOTE(infeasible_test::plus1);
 
@@ -56,3 +54,5 @@ BOOST_AUTO_TEST_CASE(a_task_that_some_node_fits_is_not_reported) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace infeasible_test

@@ -12,11 +12,11 @@
 
 #include "cluster_fixture.hpp"
 
+namespace jobs_test {
+
 using prism_test::actor_died_message;
 using prism_test::result_timeout;
 using prism_test::wait_until;
-
-namespace jobs_test {
 
 /// The job and worker a task ran in.
 struct placement {
@@ -67,8 +67,6 @@ public:
     return prism::get(prism::task(where_am_i).remote(), result_timeout).job;
   }
 };
-
-} // namespace jobs_test
 
 PRISM_REMOTE(jobs_test::where_am_i);
 PRISM_REMOTE(jobs_test::counter::create, &jobs_test::counter::add,
@@ -246,3 +244,5 @@ BOOST_AUTO_TEST_CASE(detached_actors_task_runs_in_the_job_that_created_it) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace jobs_test

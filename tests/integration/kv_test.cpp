@@ -8,10 +8,10 @@
 
 #include "cluster_fixture.hpp"
 
+namespace kv_test {
+
 using prism_test::cluster_fixture;
 using prism_test::result_timeout;
-
-namespace kv_test {
 
 /// Writes `value` under `key` in `ns` from inside a task and reads it back.
 std::string write_from_task(std::string key, std::string value,
@@ -19,8 +19,6 @@ std::string write_from_task(std::string key, std::string value,
   prism::kv::put(key, value, true, ns);
   return prism::kv::get(key, ns).value_or("missing");
 }
-
-} // namespace kv_test
 
 PRISM_REMOTE(kv_test::write_from_task);
 
@@ -90,3 +88,5 @@ BOOST_AUTO_TEST_SUITE_END()
 BOOST_AUTO_TEST_CASE(kv_needs_a_running_prism) {
   BOOST_CHECK_THROW(prism::kv::put("k", "v"), prism::not_initialized_error);
 }
+
+} // namespace kv_test

@@ -8,9 +8,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace large_objects_test {
+
+using prism_test::result_timeout;
 
 std::vector<double> reversed(std::vector<double> xs) {
   std::reverse(xs.begin(), xs.end());
@@ -23,8 +23,6 @@ std::vector<double> make_doubles(std::size_t n) {
     xs[i] = static_cast<double>(i) * 0.5 - 1000.25;
   return xs;
 }
-
-} // namespace large_objects_test
 
 PRISM_REMOTE(large_objects_test::reversed);
 
@@ -58,3 +56,5 @@ BOOST_AUTO_TEST_CASE(task_reverses_100000_doubles_passed_by_ref) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace large_objects_test

@@ -8,15 +8,13 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace lifecycle_test {
+
+using prism_test::result_timeout;
 
 int plus1(int x) {
   return x + 1;
 }
-
-} // namespace lifecycle_test
 
 PRISM_REMOTE(lifecycle_test::plus1);
 
@@ -122,3 +120,5 @@ BOOST_AUTO_TEST_CASE(ref_outliving_its_session_keeps_none_of_its_objects) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace lifecycle_test

@@ -14,9 +14,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace lineage_test {
+
+using prism_test::result_timeout;
 
 /// Above the default `max_inline_object_bytes` (100 KiB).
 constexpr std::size_t big_size = 200 * 1024;
@@ -58,8 +58,6 @@ std::size_t size_through(std::vector<prism::object_ref<std::vector<char>>> r) {
 int small(int x) {
   return x * 2;
 }
-
-} // namespace lineage_test
 
 PRISM_REMOTE(lineage_test::make, lineage_test::grow,
              lineage_test::make_or_throw, lineage_test::size_of,
@@ -265,3 +263,5 @@ BOOST_AUTO_TEST_CASE(a_failed_rebuild_names_its_cause) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace lineage_test

@@ -8,9 +8,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace nested_refs_test {
+
+using prism_test::result_timeout;
 
 /// A value that carries a reference inside it.
 struct labelled_ref {
@@ -54,8 +54,6 @@ prism::object_ref<int> put_inside(int x) {
 prism::object_ref<int> submit_inside(int x) {
   return prism::task(plus1).remote(x);
 }
-
-} // namespace nested_refs_test
 
 PRISM_REMOTE(nested_refs_test::plus1, nested_refs_test::sum_refs,
              nested_refs_test::get_through, nested_refs_test::describe,
@@ -114,3 +112,5 @@ BOOST_AUTO_TEST_CASE(ref_returned_by_a_task_can_be_passed_to_another_task) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace nested_refs_test

@@ -7,9 +7,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace nested_tasks_test {
+
+using prism_test::result_timeout;
 
 int inner(int x) {
   return x * 2;
@@ -34,8 +34,6 @@ int fib(int n) {
   return prism::get(a, prism_test::result_timeout) +
          prism::get(b, prism_test::result_timeout);
 }
-
-} // namespace nested_tasks_test
 
 PRISM_REMOTE(nested_tasks_test::inner, nested_tasks_test::parent,
              nested_tasks_test::fib);
@@ -64,3 +62,5 @@ BOOST_AUTO_TEST_CASE(recursive_fib_of_8_returns_21) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace nested_tasks_test

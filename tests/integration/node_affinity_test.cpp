@@ -9,9 +9,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace node_affinity_test {
+
+using prism_test::result_timeout;
 
 std::string where() {
   return prism::get_runtime_context().node.hex();
@@ -28,8 +28,6 @@ std::string held_where() {
   prism_test::wait_until([] { return release.load(); });
   return where();
 }
-
-} // namespace node_affinity_test
 
 PRISM_REMOTE(node_affinity_test::where, node_affinity_test::held_where);
 
@@ -169,3 +167,5 @@ BOOST_AUTO_TEST_CASE(unpinned_tasks_still_run_after_a_refusal) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace node_affinity_test

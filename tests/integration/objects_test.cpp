@@ -9,10 +9,10 @@
 
 #include "cluster_fixture.hpp"
 
+namespace objects_test {
+
 using namespace std::chrono_literals;
 using prism_test::result_timeout;
-
-namespace objects_test {
 
 struct point {
   int x = 0;
@@ -40,8 +40,6 @@ int never_scheduled() {
 prism::object_ref<int> pending_forever() {
   return prism::task(never_scheduled).resources({{"TPU", 1}}).remote();
 }
-
-} // namespace objects_test
 
 PRISM_REMOTE(objects_test::times_ten, objects_test::never_scheduled);
 
@@ -206,3 +204,5 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace objects_test

@@ -9,9 +9,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace ownership_test {
+
+using prism_test::result_timeout;
 
 // Written before `*_known` is set, read only after it is.
 prism::worker_id maker_worker;
@@ -53,8 +53,6 @@ prism::object_ref<int> submit_held_child(int x) {
   report_maker();
   return ref;
 }
-
-} // namespace ownership_test
 
 PRISM_REMOTE(ownership_test::plus1, ownership_test::put_and_return,
              ownership_test::held_child, ownership_test::submit_held_child);
@@ -141,3 +139,5 @@ BOOST_AUTO_TEST_CASE(objects_of_a_live_owner_are_still_fetched) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace ownership_test

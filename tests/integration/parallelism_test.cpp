@@ -8,10 +8,10 @@
 
 #include "cluster_fixture.hpp"
 
+namespace parallelism_test {
+
 using namespace std::chrono_literals;
 using prism_test::result_timeout;
-
-namespace parallelism_test {
 
 // Time is the subject of these tests: a task that sleeps holds its CPU for a
 // known while, so overlapping runs show up in the wall-clock time.
@@ -33,8 +33,6 @@ void sleep_100ms_in_gauge() {
   prism_test::concurrency_gauge::scope inside{gauge};
   std::this_thread::sleep_for(100ms);
 }
-
-} // namespace parallelism_test
 
 PRISM_REMOTE(parallelism_test::sleep_400ms,
              parallelism_test::meet_the_other_three,
@@ -100,3 +98,5 @@ BOOST_FIXTURE_TEST_CASE(tasks_never_run_on_more_cpus_than_the_node_has,
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace parallelism_test

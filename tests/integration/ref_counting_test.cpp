@@ -13,9 +13,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace ref_counting_test {
+
+using prism_test::result_timeout;
 
 using int_refs = std::vector<prism::object_ref<int>>;
 
@@ -130,8 +130,6 @@ int_refs return_borrowed(int_refs refs) {
 prism::object_ref<int> pass_on(int_refs refs) {
   return prism::task(sum_refs).remote(refs);
 }
-
-} // namespace ref_counting_test
 
 PRISM_REMOTE(ref_counting_test::holder::create,
              ref_counting_test::holder::create_with,
@@ -422,3 +420,5 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(prism::get(h.task(&holder::drop).remote(), result_timeout) == 0);
   BOOST_TEST(prism_test::wait_until([&] { return objects() == 0u; }));
 }
+
+} // namespace ref_counting_test

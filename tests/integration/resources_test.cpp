@@ -10,10 +10,10 @@
 
 #include "cluster_fixture.hpp"
 
+namespace resources_test {
+
 using namespace std::chrono_literals;
 using prism_test::result_timeout;
-
-namespace resources_test {
 
 int plus1(int x) {
   return x + 1;
@@ -33,8 +33,6 @@ void sleep_200ms_in_gauge() {
   prism_test::concurrency_gauge::scope inside{gauge};
   std::this_thread::sleep_for(200ms);
 }
-
-} // namespace resources_test
 
 PRISM_REMOTE(resources_test::plus1, resources_test::meet_the_other_gpu_task,
              resources_test::sleep_200ms_in_gauge);
@@ -136,3 +134,5 @@ BOOST_AUTO_TEST_CASE(pending_gpu_task_does_not_hold_back_cpu_tasks) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace resources_test

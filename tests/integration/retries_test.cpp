@@ -11,9 +11,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace retries_test {
+
+using prism_test::result_timeout;
 
 std::atomic<int> always_throws_runs{0};
 
@@ -53,8 +53,6 @@ int records_attempts() {
     throw std::runtime_error("not yet");
   return attempt;
 }
-
-} // namespace retries_test
 
 PRISM_REMOTE(retries_test::always_throws,
              retries_test::fails_twice_then_returns_7,
@@ -151,3 +149,5 @@ BOOST_AUTO_TEST_CASE(attempt_counts_up_by_one_with_each_run) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace retries_test

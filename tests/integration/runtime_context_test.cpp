@@ -4,9 +4,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace runtime_context_test {
+
+using prism_test::result_timeout;
 
 /// The runtime context a task saw, sent back to the driver.
 struct seen_context {
@@ -25,8 +25,6 @@ seen_context report_context() {
   auto ctx = prism::get_runtime_context();
   return seen_context{ctx.job, ctx.worker, ctx.task, ctx.attempt};
 }
-
-} // namespace runtime_context_test
 
 PRISM_REMOTE(runtime_context_test::report_context);
 
@@ -85,3 +83,5 @@ BOOST_AUTO_TEST_CASE(each_task_gets_its_own_task_id) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace runtime_context_test

@@ -226,8 +226,6 @@ void check_restart_order(prism::restart_strategy strategy,
   }
 }
 
-} // namespace supervision_tree_test
-
 using namespace supervision_tree_test;
 
 BOOST_FIXTURE_TEST_SUITE(supervision_tree, cluster_fixture)
@@ -412,3 +410,5 @@ BOOST_AUTO_TEST_CASE(rest_for_one_restarts_children_one_at_a_time_in_order) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace supervision_tree_test

@@ -9,9 +9,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace task_arguments_test {
+
+using prism_test::result_timeout;
 
 struct point {
   int x = 0;
@@ -77,8 +77,6 @@ std::atomic<int> bumped{0};
 void bump(int n) {
   bumped += n;
 }
-
-} // namespace task_arguments_test
 
 PRISM_REMOTE(task_arguments_test::answer, task_arguments_test::plus1,
              task_arguments_test::plus, task_arguments_test::concat,
@@ -219,3 +217,5 @@ BOOST_AUTO_TEST_CASE(void_task_takes_its_argument_from_a_ref) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace task_arguments_test

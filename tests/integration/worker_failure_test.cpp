@@ -8,9 +8,9 @@
 
 #include "cluster_fixture.hpp"
 
-using prism_test::result_timeout;
-
 namespace worker_failure_test {
+
+using prism_test::result_timeout;
 
 std::atomic<int> runs{0};
 std::atomic<int> in_flight{0};
@@ -50,8 +50,6 @@ prism::object_ref<int> start_held(int x) {
   outer_worker_known = true;
   return prism::task(hold_first_attempt).remote(x);
 }
-
-} // namespace worker_failure_test
 
 PRISM_REMOTE(worker_failure_test::hold_first_attempt,
              worker_failure_test::start_held);
@@ -154,3 +152,5 @@ BOOST_AUTO_TEST_CASE(worker_running_a_task_is_counted_by_num_workers) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace worker_failure_test

@@ -22,6 +22,8 @@
 #include "store_check.hpp"
 #include "test_support.hpp"
 
+namespace damaged_files_test {
+
 using namespace prism;
 using namespace prism::persistence;
 using namespace prism::persistence::testing;
@@ -363,3 +365,5 @@ BOOST_AUTO_TEST_CASE(the_prism_command_tells_a_missing_store) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace damaged_files_test

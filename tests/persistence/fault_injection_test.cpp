@@ -12,6 +12,8 @@
 #include "control_store.hpp"
 #include "test_support.hpp"
 
+namespace fault_injection_test {
+
 using namespace prism;
 using namespace prism::persistence;
 using namespace prism::persistence::testing;
@@ -168,3 +170,5 @@ BOOST_AUTO_TEST_CASE(failing_env_is_accepted_as_an_env) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace fault_injection_test

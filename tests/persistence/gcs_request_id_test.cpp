@@ -15,6 +15,8 @@
 #include "protocol/kv.hpp"
 #include "test_support.hpp"
 
+namespace gcs_request_id_test {
+
 using namespace prism;
 using namespace prism::persistence::testing;
 using namespace std::chrono_literals;
@@ -110,3 +112,5 @@ BOOST_AUTO_TEST_CASE(a_write_the_disk_refused_and_sent_again_is_applied_once) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace gcs_request_id_test

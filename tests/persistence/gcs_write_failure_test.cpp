@@ -20,6 +20,8 @@
 #include "protocol/kv.hpp"
 #include "test_support.hpp"
 
+namespace gcs_write_failure_test {
+
 using namespace prism;
 using namespace prism::persistence::testing;
 using namespace std::chrono_literals;
@@ -168,3 +170,5 @@ BOOST_AUTO_TEST_CASE(
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace gcs_write_failure_test

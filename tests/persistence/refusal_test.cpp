@@ -10,6 +10,8 @@
 #include "control_store.hpp"
 #include "test_support.hpp"
 
+namespace refusal_test {
+
 using namespace prism;
 using namespace prism::persistence;
 using namespace prism::persistence::testing;
@@ -189,3 +191,5 @@ BOOST_AUTO_TEST_CASE(empty_directory_becomes_a_store) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace refusal_test

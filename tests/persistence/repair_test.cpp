@@ -12,6 +12,8 @@
 #include "record_codec.hpp"
 #include "test_support.hpp"
 
+namespace repair_test {
+
 using namespace prism;
 using namespace prism::persistence;
 using namespace prism::persistence::testing;
@@ -314,3 +316,5 @@ BOOST_AUTO_TEST_CASE(random_garbage_everywhere_never_crashes_recovery) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace repair_test

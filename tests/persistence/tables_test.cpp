@@ -12,6 +12,8 @@
 #include "store_layout.hpp"
 #include "test_support.hpp"
 
+namespace tables_test {
+
 using namespace prism;
 using namespace prism::persistence;
 using namespace prism::persistence::testing;
@@ -271,3 +273,5 @@ BOOST_AUTO_TEST_CASE(nosync_store_round_trips_too) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace tables_test

@@ -17,6 +17,8 @@
 #include "protocol/supervisor.hpp"
 #include "supervisor/actor_child.hpp"
 
+namespace actor_child_test {
+
 namespace {
 
 using namespace prism;
@@ -172,3 +174,5 @@ BOOST_AUTO_TEST_CASE(stand_in_asked_to_stop_kills_its_actor) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace actor_child_test

@@ -10,6 +10,8 @@
 
 #include "prism/internal/actor_placement.hpp"
 
+namespace actor_placement_test {
+
 namespace {
 
 using namespace prism;
@@ -91,3 +93,5 @@ BOOST_AUTO_TEST_CASE(verdicts_have_stable_names) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace actor_placement_test

@@ -16,6 +16,8 @@
 #include "prism/internal/node_state.hpp"
 #include "prism/internal/task_state.hpp"
 
+namespace actor_state_test {
+
 using prism::internal::actor_state;
 
 namespace {
@@ -116,3 +118,5 @@ BOOST_AUTO_TEST_CASE(each_state_has_its_own_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace actor_state_test

@@ -8,6 +8,8 @@
 #include "prism/error.hpp"
 #include "prism/internal/autoscaler_config.hpp"
 
+namespace autoscaler_config_test {
+
 using namespace std::chrono_literals;
 using prism::internal::parse_autoscaler_config;
 
@@ -130,3 +132,5 @@ BOOST_AUTO_TEST_CASE(an_unreadable_file_is_refused_naming_it) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace autoscaler_config_test

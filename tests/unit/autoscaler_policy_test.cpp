@@ -11,6 +11,8 @@
 
 #include "prism/internal/autoscaler_policy.hpp"
 
+namespace autoscaler_policy_test {
+
 using namespace std::chrono_literals;
 using namespace prism::internal;
 
@@ -286,3 +288,5 @@ BOOST_AUTO_TEST_CASE(pick_node_type_prefers_full_use_then_fewer_nodes) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace autoscaler_policy_test

@@ -8,6 +8,8 @@
 
 #include "prism/internal/backoff.hpp"
 
+namespace backoff_test {
+
 namespace {
 
 using namespace prism;
@@ -80,3 +82,5 @@ BOOST_AUTO_TEST_CASE(a_long_run_of_retries_stays_at_the_cap) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace backoff_test

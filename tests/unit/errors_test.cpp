@@ -10,6 +10,8 @@
 #include "prism/detail/runtime.hpp"
 #include "prism/error.hpp"
 
+namespace errors_test {
+
 BOOST_AUTO_TEST_SUITE(error_codes)
 
 // -- retryable kinds
@@ -171,3 +173,5 @@ BOOST_AUTO_TEST_CASE(throw_error_keeps_the_code_of_an_internal_error) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace errors_test

@@ -13,6 +13,8 @@
 
 #include "common/executor.hpp"
 
+namespace executor_test {
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -105,3 +107,5 @@ BOOST_AUTO_TEST_CASE(a_blocked_thread_does_not_hold_back_queued_jobs) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace executor_test

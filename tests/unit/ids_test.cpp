@@ -10,6 +10,8 @@
 
 #include "prism/ids.hpp"
 
+namespace ids_test {
+
 namespace {
 
 bool is_lowercase_hex(const std::string& s) {
@@ -97,3 +99,5 @@ BOOST_AUTO_TEST_CASE(a_forked_process_draws_ids_of_its_own) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace ids_test

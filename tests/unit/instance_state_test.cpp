@@ -12,6 +12,8 @@
 #include "prism/internal/instance_codec.hpp"
 #include "prism/internal/instance_state.hpp"
 
+namespace instance_state_test {
+
 using namespace std::chrono_literals;
 using prism::internal::instance_state;
 using namespace prism::internal;
@@ -179,3 +181,5 @@ BOOST_AUTO_TEST_CASE(damaged_bytes_are_refused_not_guessed) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace instance_state_test

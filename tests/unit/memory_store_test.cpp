@@ -9,6 +9,8 @@
 
 #include "prism/internal/memory_store.hpp"
 
+namespace memory_store_test {
+
 using prism::internal::memory_store;
 
 namespace {
@@ -274,3 +276,5 @@ BOOST_AUTO_TEST_CASE(live_entries_counts_every_store) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace memory_store_test

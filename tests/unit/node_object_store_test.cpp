@@ -9,6 +9,8 @@
 
 #include "raylet/node_object_store.hpp"
 
+namespace node_object_store_test {
+
 using prism::actors::node_object_store;
 
 namespace {
@@ -94,3 +96,5 @@ BOOST_AUTO_TEST_CASE(clear_drops_every_object) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace node_object_store_test

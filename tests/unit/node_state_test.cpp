@@ -12,6 +12,8 @@
 #include "prism/internal/actor_state.hpp"
 #include "prism/internal/node_state.hpp"
 
+namespace node_state_test {
+
 using prism::internal::node_state;
 
 namespace {
@@ -91,3 +93,5 @@ BOOST_AUTO_TEST_CASE(each_state_has_its_own_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace node_state_test

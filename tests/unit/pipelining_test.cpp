@@ -8,6 +8,8 @@
 
 #include "prism/internal/pipelining.hpp"
 
+namespace pipelining_test {
+
 namespace {
 
 using namespace prism::internal;
@@ -99,3 +101,5 @@ BOOST_AUTO_TEST_CASE(no_lease_request_goes_out_when_enough_are_in_flight) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace pipelining_test

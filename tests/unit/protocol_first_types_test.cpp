@@ -6,6 +6,8 @@
 
 #include "protocol_samples.hpp"
 
+namespace protocol_first_types_test {
+
 using namespace protocol_samples;
 
 BOOST_FIXTURE_TEST_SUITE(protocol_first_types, actor_system_fixture)
@@ -23,3 +25,5 @@ BOOST_AUTO_TEST_CASE(damaged_bytes_of_every_message_type_are_refused_or_read) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace protocol_first_types_test

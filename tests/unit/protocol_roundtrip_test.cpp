@@ -11,6 +11,8 @@
 
 #include "protocol_samples.hpp"
 
+namespace protocol_roundtrip_test {
+
 using namespace protocol_samples;
 
 BOOST_FIXTURE_TEST_SUITE(protocol_roundtrip, actor_system_fixture)
@@ -406,3 +408,5 @@ BOOST_AUTO_TEST_CASE(truncated_message_is_refused) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace protocol_roundtrip_test

@@ -15,6 +15,8 @@
 
 #include "autoscaler_simulation.hpp"
 
+namespace reconciler_test {
+
 using namespace prism::testing::autoscaling;
 using prism::internal::fake_cloud_faults;
 using prism::internal::node_type_config;
@@ -398,3 +400,5 @@ BOOST_AUTO_TEST_CASE(a_failing_storage_loses_nothing_once_it_recovers) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace reconciler_test

@@ -58,8 +58,6 @@ int empty_name(int x) {
   return x;
 }
 
-} // namespace registry_test
-
 PRISM_REMOTE(registry_test::square, registry_test::repeat,
              registry_test::does_nothing, registry_test::throws_out_of_range);
 PRISM_REMOTE(PRISM_FUNC(registry_test::over, int),
@@ -229,3 +227,5 @@ BOOST_AUTO_TEST_CASE(failed_registration_leaves_the_first_function_in_place) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace registry_test

@@ -12,8 +12,6 @@ int identity(int x) {
   return x;
 }
 
-} // namespace resources_test
-
 using prism::detail::validate_resources;
 using resources_test::identity;
 
@@ -101,3 +99,5 @@ BOOST_AUTO_TEST_CASE(max_retries_below_minus_one_is_rejected) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace resources_test

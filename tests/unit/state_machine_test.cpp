@@ -9,6 +9,8 @@
 
 #include "prism/internal/state_machine.hpp"
 
+namespace state_machine_test {
+
 using prism::internal::state_machine;
 using prism::internal::state_transition;
 
@@ -84,3 +86,5 @@ BOOST_AUTO_TEST_CASE(each_table_counts_its_own_refusals) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace state_machine_test

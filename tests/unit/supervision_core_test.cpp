@@ -11,6 +11,8 @@
 #include "prism/internal/supervision_core.hpp"
 #include "prism/supervision.hpp"
 
+namespace supervision_core_test {
+
 namespace {
 
 using namespace prism;
@@ -669,3 +671,5 @@ BOOST_AUTO_TEST_CASE(which_children_lists_children_in_start_order) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace supervision_core_test

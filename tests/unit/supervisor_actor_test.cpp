@@ -23,6 +23,8 @@
 #include "protocol/supervisor.hpp"
 #include "supervisor/supervisor.hpp"
 
+namespace supervisor_actor_test {
+
 namespace {
 
 using namespace prism;
@@ -636,3 +638,5 @@ BOOST_AUTO_TEST_CASE(invalid_flags_are_rejected_at_spawn) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace supervisor_actor_test

@@ -10,6 +10,8 @@
 
 #include "prism/internal/task_placement.hpp"
 
+namespace task_placement_test {
+
 namespace {
 
 using namespace prism;
@@ -175,3 +177,5 @@ BOOST_AUTO_TEST_CASE(a_request_pinned_here_waits_for_room_here) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace task_placement_test

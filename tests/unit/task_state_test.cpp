@@ -14,6 +14,8 @@
 
 #include "prism/internal/task_state.hpp"
 
+namespace task_state_test {
+
 using prism::internal::task_state;
 
 namespace {
@@ -121,3 +123,5 @@ BOOST_AUTO_TEST_CASE(each_state_has_its_own_name) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace task_state_test

@@ -39,8 +39,6 @@ prism::detail::value truncated(const prism::detail::value& v,
   return prism::detail::value{v.tag, std::move(bytes), {}};
 }
 
-} // namespace value_codec_test
-
 using namespace value_codec_test;
 using prism::detail::decode;
 using prism::detail::encode;
@@ -182,3 +180,5 @@ BOOST_AUTO_TEST_CASE(decoding_bytes_with_trailing_garbage_throws_error) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace value_codec_test

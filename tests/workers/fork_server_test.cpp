@@ -29,6 +29,8 @@
 #include "worker/worker_process.hpp"
 #include "worker_env.hpp"
 
+namespace fork_server_test {
+
 using namespace std::chrono_literals;
 using prism::actors::process_launcher;
 using worker_test::eventually;
@@ -364,3 +366,5 @@ BOOST_AUTO_TEST_CASE(a_node_answers_while_its_fork_server_hangs) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace fork_server_test
