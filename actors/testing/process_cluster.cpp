@@ -215,7 +215,9 @@ int process_cluster::spawn(const std::vector<std::string>& args) {
   // (caf::io::basp_broker::learned_new_node). The `prism` processes run
   // with every other sanitizer check, and their logs are checked for
   // reports; leaks are checked in the calling process.
-  std::string asan = "detect_leaks=0";
+  // Their reports go to their own stderr (a log of the session), where
+  // `sanitizer_reports` looks, whatever file the caller's go to.
+  std::string asan = "detect_leaks=0:log_path=stderr";
   std::vector<std::string> env_s;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry{*e};

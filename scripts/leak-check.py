@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Runs a test program with LeakSanitizer and refuses every leak but one:
+CAF 0.17.6's BASP broker left alive at exit.
+
+    scripts/leak-check.py -- PROGRAM [ARGS...]
+    scripts/leak-check.py --self-test
+
+Now and then CAF's BASP broker outlives a process's shutdown with everything
+it holds (README, "LeakSanitizer and CAF's BASP broker"). This runs PROGRAM
+with leak checks on and the reports in files (the worker processes it starts
+write theirs there too), then reads every report. A report is the broker's
+cycle, and passes, only if
+
+  - every leak in it is indirect (a cycle, nothing outside it leaked that
+    points in),
+  - one of them is the broker itself (`make_actor<caf::io::basp_broker`),
+  - and every frame of every allocation is CAF's: a function of `caf::`, a
+    standard container of CAF's types, a frame in `libcaf_core` or
+    `libcaf_io`, or an address the unwinder could not place. One frame of
+    Prism's (a `prism::` function, a file of this repository), or of any
+    other code, refuses the report.
+
+Any other report fails the run and is printed whole, as is every report of
+AddressSanitizer or UndefinedBehaviorSanitizer. The exit status is the
+program's, or 1 if it passed but a report was refused.
+"""
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+LEAK_HEAD = re.compile(r"^(Direct|Indirect) leak of \d+ byte\(s\) in \d+ object")
+FRAME = re.compile(r"^\s+#(\d+) 0x[0-9a-f]+ (?:in (.*?) )?\(?([^()]*?)(?:\+0x[0-9a-f]+)?\)?$")
+BROKER = "make_actor<caf::io::basp_broker"
+
+
+def frames(block):
+    """The frames of one leak's allocation stack, without the allocator's."""
+    out = []
+    for line in block[1:]:
+        m = re.match(r"^\s+#(\d+) 0x[0-9a-f]+ (.*)$", line)
+        if not m:
+            continue
+        if m.group(1) == "0":
+            continue  # operator new or malloc
+        out.append(m.group(2))
+    return out
+
+
+def is_cafs(frame):
+    """Whether a frame ("in FUNCTION FILE:LINE" or "(MODULE+0xOFFSET)") is
+    CAF's own code."""
+    if "prism" in frame or REPO in frame:
+        return False
+    if frame.startswith("in "):
+        function = frame[3:]
+        if function.startswith("caf::") or re.match(r"^(void |bool |caf::)*caf::", function):
+            return True
+        if function.startswith(("std::", "void std::", "bool std::")) and "<caf::" in function:
+            # A standard container of CAF's types: where it was compiled
+            # decides, and it must be CAF's libraries.
+            return "libcaf_" in frame
+        return "libcaf_" in frame and "/usr/include/caf/" not in frame
+    # "(MODULE+0xOFFSET)": a frame the symbolizer could not name.
+    return "libcaf_" in frame or "<unknown module>" in frame
+
+
+def leaks(text):
+    """The leak blocks of a LeakSanitizer report: each a list of lines."""
+    blocks, current = [], None
+    for line in text.splitlines():
+        if LEAK_HEAD.match(line):
+            current = [line]
+            blocks.append(current)
+        elif current is not None and line.strip().startswith("#"):
+            current.append(line)
+        else:
+            current = None
+    return blocks
+
+
+def brokers_cycle(text):
+    """Why `text` (one process's sanitizer log) is not only CAF's broker
+    cycle; "" if it is."""
+    if "ERROR: LeakSanitizer" not in text:
+        return "a sanitizer report other than a leak"
+    others = re.findall(r"ERROR: (\w+Sanitizer)", text)
+    if any(o != "LeakSanitizer" for o in others):
+        return "a sanitizer report other than a leak"
+    blocks = leaks(text)
+    if not blocks:
+        return "a leak report without leaks"
+    if not any(BROKER in line for b in blocks for line in b):
+        return "leaks without CAF's BASP broker among them"
+    for b in blocks:
+        if b[0].startswith("Direct"):
+            return "a direct leak: " + b[0]
+        for f in frames(b):
+            if not is_cafs(f):
+                return "a leak allocated outside CAF: " + f
+    return ""
+
+
+def run(argv):
+    logs = tempfile.mkdtemp(prefix="prism-leaks-")
+    env = dict(os.environ)
+    asan = env.get("ASAN_OPTIONS", "")
+    # Leaks are reported but do not end the process with an error: this
+    # script judges them. Every other error still aborts.
+    extra = "detect_leaks=1:abort_on_error=1:exitcode=0:log_path=" + logs + "/report"
+    env["ASAN_OPTIONS"] = (asan + ":" if asan else "") + extra
+    status = subprocess.call(argv, env=env)
+    refused = 0
+    tolerated = 0
+    for name in sorted(os.listdir(logs)):
+        path = os.path.join(logs, name)
+        with open(path, errors="replace") as f:
+            text = f.read()
+        why = brokers_cycle(text)
+        if why:
+            refused += 1
+            print("leak-check: %s refused: %s" % (name, why))
+            print(text)
+        else:
+            tolerated += 1
+        os.remove(path)
+    os.rmdir(logs)
+    if tolerated:
+        print("leak-check: %d report(s) of CAF's BASP broker cycle alone, "
+              "tolerated" % tolerated)
+    if status != 0:
+        return status
+    return 1 if refused else 0
+
+
+def self_test():
+    """The rule against reports it must pass and reports it must refuse."""
+    here = os.path.join(REPO, "tests", "leaks")
+    with open(os.path.join(here, "broker_cycle.txt")) as f:
+        cycle = f.read()
+    failures = []
+
+    def expect(name, text, passes):
+        why = brokers_cycle(text)
+        if (why == "") != passes:
+            failures.append("%s: %s" % (name, why or "passed"))
+
+    expect("the broker's cycle", cycle, True)
+    # The same report with one leak made direct.
+    expect("a direct leak", cycle.replace("Indirect leak", "Direct leak", 1), False)
+    # One allocation of Prism's among the broker's.
+    prism_block = (
+        "Indirect leak of 64 byte(s) in 1 object(s) allocated from:\n"
+        "    #0 0x7fd9b94b94c8 in operator new(unsigned long) "
+        "../../../../src/libsanitizer/asan/asan_new_delete.cpp:95\n"
+        "    #1 0x2b1c3f0 in prism::actors::owner_state::hold(prism::object_id) "
+        + REPO + "/actors/owner/owner.cpp:80\n"
+        "    #2 0x7fd9b7d1a2ce  (/lib/x86_64-linux-gnu/libcaf_io.so.0.17.6+0x1132ce)\n\n")
+    expect("a leak of Prism's held by the broker",
+           cycle.replace("\nIndirect leak", "\n" + prism_block + "Indirect leak", 1), False)
+    # Code of neither: a standard container of Prism's types.
+    std_block = prism_block.replace(
+        "prism::actors::owner_state::hold(prism::object_id) " + REPO + "/actors/owner/owner.cpp:80",
+        "std::vector<int>::_M_realloc_insert(int&&) /usr/include/c++/12/bits/vector.tcc:440")
+    expect("a leak of another library's code",
+           cycle.replace("\nIndirect leak", "\n" + std_block + "Indirect leak", 1), False)
+    # Leaks without the broker are not its cycle.
+    without = "\n".join(l for l in cycle.splitlines() if BROKER not in l and "named_broker" not in l)
+    expect("a cycle without the broker", without, False)
+    # An error of AddressSanitizer is never tolerated.
+    expect("a heap-use-after-free", "==1==ERROR: AddressSanitizer: heap-use-after-free\n", False)
+    for f in failures:
+        print("leak-check self-test: wrong verdict for " + f)
+    if not failures:
+        print("leak-check self-test: every verdict right")
+    return 1 if failures else 0
+
+
+def main():
+    args = sys.argv[1:]
+    if args == ["--self-test"]:
+        return self_test()
+    if not args or args[0] != "--" or len(args) < 2:
+        print(__doc__)
+        return 2
+    return run(args[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
