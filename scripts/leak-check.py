@@ -34,7 +34,7 @@ import tempfile
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 LEAK_HEAD = re.compile(r"^(Direct|Indirect) leak of \d+ byte\(s\) in \d+ object")
-FRAME = re.compile(r"^\s+#(\d+) 0x[0-9a-f]+ (?:in (.*?) )?\(?([^()]*?)(?:\+0x[0-9a-f]+)?\)?$")
+FRAME = re.compile(r"^\s+#(\d+) 0x[0-9a-f]+ (.*)$")
 BROKER = "make_actor<caf::io::basp_broker"
 
 
@@ -42,7 +42,7 @@ def frames(block):
     """The frames of one leak's allocation stack, without the allocator's."""
     out = []
     for line in block[1:]:
-        m = re.match(r"^\s+#(\d+) 0x[0-9a-f]+ (.*)$", line)
+        m = FRAME.match(line)
         if not m:
             continue
         if m.group(1) == "0":
@@ -58,7 +58,8 @@ def is_cafs(frame):
         return False
     if frame.startswith("in "):
         function = frame[3:]
-        if function.startswith("caf::") or re.match(r"^(void |bool |caf::)*caf::", function):
+        # A function of CAF's, its return type first if it has one.
+        if re.match(r"^(void |bool |caf::\S+ )?caf::", function):
             return True
         if function.startswith(("std::", "void std::", "bool std::")) and "<caf::" in function:
             # A standard container of CAF's types: where it was compiled
@@ -162,7 +163,7 @@ def self_test():
         "    #2 0x7fd9b7d1a2ce  (/lib/x86_64-linux-gnu/libcaf_io.so.0.17.6+0x1132ce)\n\n")
     expect("a leak of Prism's held by the broker",
            cycle.replace("\nIndirect leak", "\n" + prism_block + "Indirect leak", 1), False)
-    # Code of neither: a standard container of Prism's types.
+    # Code of neither: the standard library's own allocation.
     std_block = prism_block.replace(
         "prism::actors::owner_state::hold(prism::object_id) " + REPO + "/actors/owner/owner.cpp:80",
         "std::vector<int>::_M_realloc_insert(int&&) /usr/include/c++/12/bits/vector.tcc:440")
