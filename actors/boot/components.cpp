@@ -273,7 +273,7 @@ void stop_process(caf::actor_system& sys, process_parts parts) {
   // The actor threads go before the actor system: a thread that spawned an
   // actor holds CAF's logger, which the system waits for in its destructor.
   sys.registry().await_running_count_equal(0);
-  stop_basp_helpers(sys);
+  release_broker(sys);
 }
 
 } // namespace prism::actors

@@ -277,11 +277,11 @@ void stop_peers(caf::actor_system& sys) {
   tables.erase(&sys);
 }
 
-void stop_basp_helpers(caf::actor_system& sys) {
+void release_broker(caf::actor_system& sys) {
   auto broker = basp_broker_of(sys);
   if (!broker)
     return;
-  // The broker runs on the multiplexer's thread: its table is read there.
+  // The broker runs on the multiplexer's thread: its tables are read there.
   auto taken = std::make_shared<std::promise<std::vector<caf::actor>>>();
   auto helpers = taken->get_future();
   sys.middleman().backend().dispatch([broker, taken] {
@@ -291,6 +291,11 @@ void stop_basp_helpers(caf::actor_system& sys) {
     for (auto& entry : b->spawn_servers)
       result.push_back(std::move(entry.second));
     b->spawn_servers.clear();
+    std::vector<std::uint16_t> ports;
+    for (auto& entry : b->instance.published_actors())
+      ports.push_back(entry.first);
+    for (auto port : ports)
+      b->instance.remove_published_actor(port, nullptr);
     taken->set_value(std::move(result));
   });
   if (helpers.wait_for(std::chrono::seconds{5}) != std::future_status::ready)

@@ -53,12 +53,15 @@ void start_dialer(caf::actor_system& sys, std::chrono::milliseconds timeout);
 /// Stops the dialer of `sys` and forgets its contact: `sys` shuts down.
 void stop_peers(caf::actor_system& sys);
 
-/// Stops the helper actors that CAF 0.17's BASP broker spawns for each process
-/// it learns of through another one. A helper waits minutes for that process's
-/// answer, and one still waiting when `sys` goes keeps the broker and the
-/// actor system alive in a cycle. Called once the system's own actors are
-/// gone, before it is destroyed.
-void stop_basp_helpers(caf::actor_system& sys);
+/// Makes CAF 0.17's BASP broker of `sys` let go of what it holds, called
+/// once the system's own actors are gone, before it is destroyed:
+/// - the helper actors it spawns for each process it learns of through
+///   another one. A helper waits minutes for that process's answer, and one
+///   still waiting when `sys` goes keeps the broker and the actor system
+///   alive in a cycle;
+/// - the actors it publishes (a node's door, say): the broker keeps them
+///   until it is destroyed, which that cycle may prevent.
+void release_broker(caf::actor_system& sys);
 
 /// The dialer of `sys`, or an invalid handle if it has none.
 caf::actor dialer_of(caf::actor_system& sys);
