@@ -30,6 +30,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The value `options` (ASAN_OPTIONS) gives `name`: its last setting, or ""
+/// if none.
+std::string asan_option(std::string_view options, std::string_view name) {
+  std::string value;
+  while (!options.empty()) {
+    auto end = options.find(':');
+    auto item = options.substr(0, end);
+    if (item.size() > name.size() && item.substr(0, name.size()) == name &&
+        item[name.size()] == '=')
+      value = item.substr(name.size() + 1);
+    options = end == std::string_view::npos ? std::string_view{}
+                                            : options.substr(end + 1);
+  }
+  return value;
+}
+
 std::string read_file(const fs::path& p) {
   std::ifstream in{p};
   std::stringstream ss;
@@ -209,25 +225,29 @@ int process_cluster::spawn(const std::vector<std::string>& args) {
   for (auto& a : argv_s)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  // CAF 0.17's BASP broker spawns a helper actor for every node it learns
-  // of through another node, and one learned while the process shuts
-  // down is never stopped: LeakSanitizer reports that cycle at exit
-  // (caf::io::basp_broker::learned_new_node). The `prism` processes run
-  // with every other sanitizer check, and their logs are checked for
-  // reports; leaks are checked in the calling process.
-  // Their reports go to their own stderr (a log of the session), where
-  // `sanitizer_reports` looks, whatever file the caller's go to.
-  std::string asan = "detect_leaks=0:log_path=stderr";
+  // Under scripts/leak-check.py (LeakSanitizer on, every report to a file
+  // of its own) the `prism` processes report where the caller does, and
+  // their leaks are judged with the caller's; a report of any other kind
+  // fails the run there too. Otherwise they run without LeakSanitizer and
+  // report to their own stderr (a log of the session), where
+  // `sanitizer_reports` looks.
+  std::string caller_asan;
   std::vector<std::string> env_s;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string_view entry{*e};
     auto name = entry.substr(0, entry.find('='));
-    if (name == "ASAN_OPTIONS" && entry.size() > name.size() + 1)
-      asan = std::string{entry.substr(name.size() + 1)} + ":" + asan;
-    else if (name != "ASAN_OPTIONS" && name != "PRISM_SESSION_DIR" &&
-             name != "PRISM_ADDRESS")
+    if (name == "ASAN_OPTIONS")
+      caller_asan = entry.substr(name.size() + 1);
+    else if (name != "PRISM_SESSION_DIR" && name != "PRISM_ADDRESS")
       env_s.emplace_back(entry);
   }
+  auto caller_log = asan_option(caller_asan, "log_path");
+  bool leak_checked = asan_option(caller_asan, "detect_leaks") == "1" &&
+                      !caller_log.empty() && caller_log != "stderr";
+  auto asan = caller_asan;
+  if (!leak_checked)
+    asan +=
+        std::string{asan.empty() ? "" : ":"} + "detect_leaks=0:log_path=stderr";
   env_s.push_back("PRISM_SESSION_DIR=" + impl_->dir);
   env_s.push_back("ASAN_OPTIONS=" + asan);
   std::vector<char*> envp;
