@@ -1,0 +1,61 @@
+#pragma once
+
+// A run of prism_bench against a committed baseline: each metric as a ratio
+// to its floor measured in the same run (the machine's share cancels out),
+// or as its value where it has no floor, and the change since the baseline.
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace prism::bench {
+
+/// One number of a run: a metric's or a floor's.
+struct result {
+  std::string name;
+  double value = 0;
+  std::string unit;
+};
+
+/// How a metric is judged against the baseline.
+struct judgement {
+  /// The floor its value is divided by, measured in the same run; empty:
+  /// the value is compared as it is.
+  std::string floor;
+  /// Whether a larger value is better (a rate) or worse (a time, memory,
+  /// lost work).
+  bool higher_is_better = true;
+  /// A floor itself: what the machine does, reported, never judged.
+  bool is_floor = false;
+};
+
+/// How `name` is judged; none for a metric the table does not know, which
+/// `compare` reports as such (a new metric needs its line).
+std::optional<judgement> judgement_of(const std::string& name);
+
+/// Reads the results a run wrote with `--json`. Throws `std::runtime_error`
+/// if `path` cannot be read or is not such a file.
+std::vector<result> read_results(const std::string& path);
+
+/// Writes `results` to `path` in the form `read_results` reads.
+void write_results(const std::string& path, const std::vector<result>& results);
+
+/// The figure a metric is judged by in `run`: its ratio to its floor, or its
+/// value; none if the metric or its floor is missing.
+std::optional<double> figure_of(const std::string& name,
+                                const std::vector<result>& run);
+
+/// Whether figure `now` of metric `name` is better than `then`.
+bool better(const std::string& name, double now, double then);
+
+/// Compares `now` with `baseline`. Returns the names of metrics that dropped
+/// by more than `tolerance` (0.15 is 15%), and of those that could not be
+/// judged (no line in the table, or a floor missing from the run). With
+/// `out`, prints a line a metric: its figure then and now and the change,
+/// worse changes negative.
+std::vector<std::string> compare(const std::vector<result>& baseline,
+                                 const std::vector<result>& now,
+                                 double tolerance, std::ostream* out);
+
+} // namespace prism::bench
