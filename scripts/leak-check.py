@@ -158,6 +158,10 @@ def self_test():
         cycle = f.read()
     failures = []
 
+    def with_leaks(blocks):
+        """The broker's cycle with `blocks` (leaks) added among its own."""
+        return cycle.replace("\nIndirect leak", "\n" + blocks + "Indirect leak", 1)
+
     def expect(name, text, passes):
         why = brokers_cycle(text)
         if (why == "") != passes:
@@ -175,13 +179,13 @@ def self_test():
         + REPO + "/actors/owner/owner.cpp:80\n"
         "    #2 0x7fd9b7d1a2ce  (/lib/x86_64-linux-gnu/libcaf_io.so.0.17.6+0x1132ce)\n\n")
     expect("a leak of Prism's held by the broker",
-           cycle.replace("\nIndirect leak", "\n" + prism_block + "Indirect leak", 1), False)
+           with_leaks(prism_block), False)
     # Code of neither: the standard library's own allocation.
     std_block = prism_block.replace(
         "prism::actors::owner_state::hold(prism::object_id) " + REPO + "/actors/owner/owner.cpp:80",
         "std::vector<int>::_M_realloc_insert(int&&) /usr/include/c++/12/bits/vector.tcc:440")
     expect("a leak of another library's code",
-           cycle.replace("\nIndirect leak", "\n" + std_block + "Indirect leak", 1), False)
+           with_leaks(std_block), False)
     # A frame past CAF's on a thread's stack: the unwinder's guess.
     stack_block = (
         "Indirect leak of 32 byte(s) in 1 object(s) allocated from:\n"
@@ -191,7 +195,7 @@ def self_test():
         "(/lib/x86_64-linux-gnu/libcaf_core.so.0.17.6+0x1714f6)\n"
         "    #2 0x7fff2367e9ff  ([stack]+0x1b9ff)\n\n")
     expect("a frame on a thread's stack",
-           cycle.replace("\nIndirect leak", "\n" + stack_block + "Indirect leak", 1), True)
+           with_leaks(stack_block), True)
     # The storage of an actor of Prism's that ended, kept by the cycle (a
     # message it sent in the broker's mailbox), passes; what its state
     # allocated does not.
@@ -206,9 +210,9 @@ def self_test():
         "    #2 0x166d3c6 in prism::actors::spawn_owner(caf::actor_system&, "
         "prism::actors::owner_config) " + REPO + "/actors/owner/owner.cpp:134\n\n")
     expect("an ended actor's storage held by the broker",
-           cycle.replace("\nIndirect leak", "\n" + actor_block + "Indirect leak", 1), True)
+           with_leaks(actor_block), True)
     expect("an actor's storage with its state's allocation",
-           cycle.replace("\nIndirect leak", "\n" + actor_block + prism_block + "Indirect leak", 1),
+           with_leaks(actor_block + prism_block),
            False)
     # Leaks without the broker are not its cycle.
     without = "\n".join(l for l in cycle.splitlines() if BROKER not in l and "named_broker" not in l)
