@@ -16,7 +16,9 @@ cycle, and passes, only if
   - one of them is the broker itself (`make_actor<caf::io::basp_broker`),
   - and every frame of every allocation is CAF's: a function of `caf::`, a
     standard container of CAF's types, a frame in `libcaf_core` or
-    `libcaf_io`, or an address the unwinder could not place. One frame of
+    `libcaf_io`, or an address the unwinder could not place (the standard
+    library's allocating frames count as the named CAF function that
+    called them). One frame of
     Prism's (a `prism::` function, a file of this repository), or of any
     other code, refuses the report. One kind of block is CAF's whoever
     spawned it: an actor's own storage, allocated by `caf::make_actor`,
