@@ -138,6 +138,10 @@ void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
   a.death_cause = cause;
   a.recovering = false;
   st.recovery.unclaimed.erase(a.spec.id);
+  // An instance placed on a node and not reported started yet is dropped
+  // there: otherwise a node that starts instances one process at a time
+  // would start each only for it to be killed once it reports.
+  auto starting_on = !a.host && a.placed ? a.node : node_id{};
   if (a.host) {
     st.actors.by_host.erase(a.host.address());
     self->demonitor(a.host);
@@ -149,6 +153,12 @@ void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
   b.put_actor(record_of(a));
   drop_name(st.actors, a, b);
   commit(self, std::move(b));
+  if (auto n = st.nodes.entries.find(starting_on);
+      !starting_on.nil() && n != st.nodes.entries.end())
+    // After the placement it drops, which waited for storage, too.
+    send_when_durable(
+        self, n->second.info.raylet,
+        caf::make_message(protocol::drop_instance{a.spec.id, a.incarnation}));
   publish(self, a);
   remember_dead(self, a.spec.id);
 }

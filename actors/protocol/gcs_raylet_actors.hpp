@@ -24,6 +24,20 @@ typename Inspector::result_type inspect(Inspector& f, host_actor& x) {
   return f(x.spec, x.incarnation);
 }
 
+/// gcs -> raylet: the instance of `host_actor` with this incarnation is no
+/// longer wanted: the actor died (killed, or its owner died) before the
+/// instance was reported started. Not started yet, it never starts; its
+/// process, if starting, is stopped once it registers.
+struct drop_instance {
+  actor_id actor;
+  std::int32_t incarnation = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, drop_instance& x) {
+  return f(static_cast<unique_id&>(x.actor), x.incarnation);
+}
+
 /// actor host -> gcs: the instance is constructed and takes calls.
 struct actor_started {
   actor_id actor;

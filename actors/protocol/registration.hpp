@@ -112,6 +112,7 @@ using message_types = caf::detail::type_list<
     message_type<locate_actor, "prism.locate_actor">,
     message_type<actor_location, "prism.actor_location">,
     message_type<host_actor, "prism.host_actor">,
+    message_type<drop_instance, "prism.drop_instance">,
     message_type<actor_started, "prism.actor_started">,
     message_type<actor_ended, "prism.actor_ended">,
     message_type<actor_task, "prism.actor_task">,

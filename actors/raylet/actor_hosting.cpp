@@ -35,6 +35,24 @@ void start_actor_host(raylet_actor* self, protocol::host_actor& msg) {
                                    .worker = worker_id{}});
 }
 
+void drop_instance(raylet_actor* self, const protocol::drop_instance& msg) {
+  auto& st = self->state;
+  if (drop_unstarted_host(self, msg)) {
+    st.log->debug("actor {} (instance {}) died before it started: not started",
+                  msg.actor.hex(), msg.incarnation);
+    schedule(self);
+    return;
+  }
+  // Started, and its report not yet read by the control store: killed here
+  // at once (the control store would kill it on its report), its resources
+  // freed when its end is seen.
+  for (auto& [addr, h] : st.hosts)
+    if (h.actor == msg.actor && h.incarnation == msg.incarnation) {
+      self->send_exit(h.host, caf::exit_reason::kill);
+      return;
+    }
+}
+
 bool host_gone(raylet_actor* self, const caf::down_msg& msg) {
   auto& st = self->state;
   auto h = st.hosts.find(msg.source);

@@ -340,7 +340,7 @@ void process_launcher::read_server(const std::string& key, reports& out) {
       return;
     if (got == fork_wire::received::closed) {
       if (!s.ready && refused_.count(key) == 0)
-        refused_[key] = "it ended before it served";
+        refused_[key] = "its fork server ended before it served";
       close_server(key);
       return;
     }
@@ -459,10 +459,10 @@ void process_launcher::give_up_late_servers(
   for (auto server : late)
     for (auto& [key, s] : servers_)
       if (s.pid == server) {
-        refused_[key] = "it did not answer a request within " +
+        refused_[key] = "its fork server did not answer a request within " +
                         std::to_string(fork_answer_timeout_.count()) + " ms";
         component_logger("raylet")->warn(
-            "worker processes of {} start by exec: its fork server {}",
+            "worker processes of {} start by exec: {}",
             key.substr(0, key.find('\0')), refused_[key]);
         close_server(key);
         break;

@@ -241,6 +241,12 @@ void worker_exited(raylet_actor* self, const protocol::worker_exited& msg);
 /// asks for; the instance takes its resources from now.
 void host_in_process(raylet_actor* self, protocol::host_actor& msg);
 
+/// Forgets the instance `msg` names if it waits for its process to start
+/// or to register: its resources are free again, and a process started for
+/// it is stopped once it registers. Returns whether it found the instance.
+bool drop_unstarted_host(raylet_actor* self,
+                         const protocol::drop_instance& msg);
+
 /// Launches the processes of queued actor instances while start-up slots
 /// are free and their jobs' programs are checked.
 void start_queued_hosts(raylet_actor* self);
@@ -286,6 +292,10 @@ void reap_idle_workers(raylet_actor* self);
 
 /// Starts a host for an actor instance the control store placed here.
 void start_actor_host(raylet_actor* self, protocol::host_actor& msg);
+
+/// The control store no longer wants the instance `msg` names (its actor
+/// died before the instance reported): it never starts, or is killed.
+void drop_instance(raylet_actor* self, const protocol::drop_instance& msg);
 
 /// If `source` is an actor host of this node, forgets it, frees its
 /// resources and returns true.

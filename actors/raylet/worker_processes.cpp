@@ -105,8 +105,12 @@ void hand_instance(raylet_actor* self, const worker_id& id,
                    const caf::actor& worker) {
   auto& st = self->state;
   auto p = st.pending_hosts.find(id);
-  if (p == st.pending_hosts.end())
+  if (p == st.pending_hosts.end()) {
+    // Its instance was dropped while it started: it has nothing to host.
+    if (auto w = st.pool.remove(id))
+      stop_idle_worker(self, *w);
     return;
+  }
   auto msg = std::move(p->second);
   st.pending_hosts.erase(p);
   self->request(worker, st.cfg.worker_start_timeout, msg)
@@ -138,6 +142,29 @@ void host_failed(raylet_actor* self, const protocol::host_actor& msg,
   self->send(st.cfg.gcs,
              protocol::actor_instance_lost{msg.spec.id, msg.incarnation, why});
   schedule(self);
+}
+
+bool drop_unstarted_host(raylet_actor* self,
+                         const protocol::drop_instance& msg) {
+  auto& st = self->state;
+  auto is_it = [&](const protocol::host_actor& h) {
+    return h.spec.id == msg.actor && h.incarnation == msg.incarnation;
+  };
+  if (auto q = std::find_if(st.hosts_to_start.begin(), st.hosts_to_start.end(),
+                            is_it);
+      q != st.hosts_to_start.end()) {
+    st.available.add(q->spec.resources);
+    st.hosts_to_start.erase(q);
+    return true;
+  }
+  for (auto p = st.pending_hosts.begin(); p != st.pending_hosts.end(); ++p)
+    if (is_it(p->second)) {
+      // Its process, once registered, finds no instance to host and stops.
+      st.available.add(p->second.spec.resources);
+      st.pending_hosts.erase(p);
+      return true;
+    }
+  return false;
 }
 
 void start_queued_hosts(raylet_actor* self) {

@@ -80,6 +80,11 @@ std::vector<metric> chaos_metrics();
 /// to the cluster it starts).
 std::vector<metric> cluster_metrics();
 
+/// Stops the cluster the cluster metrics started and detaches this process
+/// from it. A run ends with it: the next run's embedded metrics must not
+/// run on a cluster still attached.
+void stop_bench_cluster();
+
 /// The autoscaler on the fake cloud (virtual time): one reconcile pass over
 /// 10,000 instances and its floor, and how soon a demand for 1,000 nodes
 /// settles on a cloud that lags, in virtual and in real time.

@@ -182,6 +182,7 @@ bool run_all(const std::vector<metric>& metrics, const run_options& opts,
     if (last_prism != metrics.rend() && &*i == &*last_prism)
       prism::shutdown();
   }
+  stop_bench_cluster();
   return ok;
 }
 
@@ -226,8 +227,11 @@ void measure_drops_again(const std::vector<metric>& metrics,
       try {
         if (f != nullptr)
           again.push_back({f->name, measure(*f, opts), f->unit});
-        if (m->needs_prism && !prism::is_initialized())
-          prism::init();
+        if (m->needs_prism) {
+          stop_bench_cluster(); // An embedded metric runs embedded.
+          if (!prism::is_initialized())
+            prism::init();
+        }
         again.push_back({name, measure(*m, opts), m->unit});
         if (m->needs_prism)
           prism::shutdown();

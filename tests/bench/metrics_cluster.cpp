@@ -142,10 +142,16 @@ struct bench_cluster {
       prism::actor(cluster_counter::create).resources({{"far", 1}}).remote();
 };
 
+/// The cluster the metrics run on, if one runs.
+std::unique_ptr<bench_cluster>& the_cluster() {
+  static std::unique_ptr<bench_cluster> c;
+  return c;
+}
+
 /// The cluster of the metrics, plain or `tls`: a metric of the other kind
 /// stops it and starts one of its kind.
 bench_cluster& running_cluster(bool tls = false) {
-  static std::unique_ptr<bench_cluster> c;
+  auto& c = the_cluster();
   if (c && c->tls != tls)
     c.reset();
   if (!c)
@@ -364,6 +370,10 @@ double node_freeze_detect_ms(const run_options&) {
 }
 
 } // namespace
+
+void stop_bench_cluster() {
+  the_cluster().reset();
+}
 
 std::vector<metric> cluster_metrics() {
   return {

@@ -507,6 +507,11 @@ inline protocol::host_actor sample(type_tag<protocol::host_actor>,
   return {.spec = sample_actor_spec(), .incarnation = 4};
 }
 
+inline protocol::drop_instance sample(type_tag<protocol::drop_instance>,
+                                      const caf::actor&) {
+  return {.actor = some_actor_id(), .incarnation = 3};
+}
+
 inline protocol::actor_started sample(type_tag<protocol::actor_started>,
                                       const caf::actor& a) {
   return {.actor = some_actor_id(),

@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <thread>
@@ -152,8 +154,23 @@ private:
   int total_;
 };
 
+/// An actor whose construction leaves a line (its pid) in a file: what a
+/// test counts to see how many instances were started at all.
+class noted {
+public:
+  static noted* create(std::string path) {
+    std::ofstream{path, std::ios::app} << ::getpid() << '\n';
+    return new noted;
+  }
+
+  int ping() const {
+    return 1;
+  }
+};
+
 } // namespace worker_test
 
+PRISM_REMOTE(worker_test::noted::create, &worker_test::noted::ping);
 PRISM_REMOTE(worker_test::tally::create, &worker_test::tally::add,
              &worker_test::tally::pid, &worker_test::tally::crash,
              &worker_test::tally::restarted, &worker_test::tally::crash_once);
@@ -437,6 +454,37 @@ BOOST_AUTO_TEST_CASE(a_finished_jobs_workers_go_and_none_serves_another_job) {
   }
   BOOST_TEST(eventually(10s, [&] { return process_gone(other_pid); }));
   BOOST_TEST(!process_gone(driver_pid));
+}
+
+BOOST_AUTO_TEST_CASE(instances_of_actors_dead_before_they_start_never_start) {
+  worker_processes cluster;
+  char pattern[] = "/tmp/prism-noted-XXXXXX";
+  auto fd = ::mkstemp(pattern);
+  BOOST_REQUIRE(fd >= 0);
+  ::close(fd);
+  std::string path = pattern;
+  constexpr int actors = 40;
+  {
+    // Its actors share fate with the job's driver: they die as it ends,
+    // queued on the node, which starts their processes two at a time.
+    auto job = prism::client::connect();
+    for (int i = 0; i < actors; ++i)
+      job.actor(noted::create).remote(path);
+  }
+  // Settled: no worker process starts or runs for half a second.
+  int quiet_polls = 0;
+  BOOST_TEST(eventually(60s, [&] {
+    quiet_polls = prism::testing::num_workers() == 0u ? quiet_polls + 1 : 0;
+    return quiet_polls >= 50;
+  }));
+  std::ifstream in{path};
+  int started = 0;
+  for (std::string line; std::getline(in, line);)
+    ++started;
+  std::remove(path.c_str());
+  // Those whose processes started before the job ended, at most.
+  BOOST_TEST(started < actors / 4,
+             started << " of " << actors << " dead actors were started");
 }
 
 BOOST_AUTO_TEST_CASE(worker_processes_end_with_their_node) {
