@@ -40,6 +40,17 @@ memory_store::emplace(const object_id& id) {
   return result;
 }
 
+memory_store::sharing& memory_store::shared(entry& e) {
+  if (!e.share)
+    e.share = std::make_unique<sharing>();
+  return *e.share;
+}
+
+const memory_store::sharing& memory_store::sharing_of(const entry& e) noexcept {
+  static const sharing none;
+  return e.share ? *e.share : none;
+}
+
 void memory_store::erase(entry_map::iterator i) {
   entries_.erase(i);
   live.fetch_sub(1, std::memory_order_relaxed);
@@ -68,8 +79,9 @@ void memory_store::set_contains(entry& holder,
         erase(i);
         continue;
       }
-      e.owner = r.owner;
-      e.address = r.address;
+      auto& sh = shared(e);
+      sh.owner = r.owner;
+      sh.address = r.address;
       if (closed_) {
         e.st = state::ready;
         e.err = closed_;
@@ -77,9 +89,9 @@ void memory_store::set_contains(entry& holder,
       if (how == arrival::fetched)
         out.push_back(event{
             event::kind::borrowed, r.id, r.owner, r.address, {}, false, 0});
-      e.registrations = 1;
+      sh.registrations = 1;
     } else if (how == arrival::registered_by_sender && r.owner != self_) {
-      ++e.registrations;
+      ++shared(e).registrations;
     }
     ++e.contained;
     holder.contains.push_back(r.id);
@@ -275,13 +287,14 @@ void memory_store::maybe_free(entry_map::iterator i, events& out) {
   std::vector<object_id> next;
   for (;;) {
     const auto& e = i->second;
+    const auto& sh = sharing_of(e);
     if (e.local_refs <= 0 && e.task_refs <= 0 && e.contained <= 0 &&
-        e.borrowers.empty() && !e.pinned && e.waiters.empty()) {
-      bool borrowed = !e.owner.nil() && e.registrations > 0;
+        sh.borrowers.empty() && !e.pinned && e.waiters.empty()) {
+      bool borrowed = !sh.owner.nil() && sh.registrations > 0;
       if (!e.location.nil() || e.report_free || borrowed)
-        out.push_back(event{event::kind::freed, i->first, e.owner, e.address,
+        out.push_back(event{event::kind::freed, i->first, sh.owner, sh.address,
                             e.location, e.report_free,
-                            borrowed ? e.registrations : 0});
+                            borrowed ? sh.registrations : 0});
       next.insert(next.end(), e.contains.begin(), e.contains.end());
       erase(i);
     }
@@ -317,23 +330,24 @@ bool memory_store::borrow(const object_id& id, const worker_id& owner,
   auto [i, added] = emplace(id);
   auto& e = i->second;
   ++e.local_refs;
+  auto& sh = shared(e);
   if (added) {
-    e.owner = owner;
-    e.address = address;
-    e.registrations = 1;
+    sh.owner = owner;
+    sh.address = address;
+    sh.registrations = 1;
     if (closed_) {
       e.st = state::ready;
       e.err = closed_;
     }
     events out{event{event::kind::borrowed, id, owner, address, {}, false, 0}};
     emit(out);
-  } else if (e.owner.nil() && e.registrations == 0 && !owner.nil() &&
-             e.borrowers.empty()) {
+  } else if (sh.owner.nil() && sh.registrations == 0 && !owner.nil() &&
+             sh.borrowers.empty()) {
     // A cache entry made before this process knew the owner.
-    e.owner = owner;
-    e.address = address;
-  } else if (!e.address && address && e.owner == owner) {
-    e.address = address;
+    sh.owner = owner;
+    sh.address = address;
+  } else if (!sh.address && address && sh.owner == owner) {
+    sh.address = address;
   }
   return added;
 }
@@ -344,7 +358,8 @@ memory_store::owner_of(const object_id& id) const {
   auto i = entries_.find(id);
   if (i == entries_.end())
     return {};
-  return {i->second.owner, i->second.address};
+  const auto& sh = sharing_of(i->second);
+  return {sh.owner, sh.address};
 }
 
 namespace {
@@ -363,7 +378,7 @@ bool memory_store::add_borrower(const object_id& id, const worker_id& borrower,
   auto i = entries_.find(id);
   if (i == entries_.end())
     return false;
-  auto& bs = i->second.borrowers;
+  auto& bs = shared(i->second).borrowers;
   if (auto b = find_borrower(bs, borrower); b != bs.end())
     b->second += n;
   else
@@ -377,7 +392,9 @@ void memory_store::remove_borrower(const object_id& id,
   auto i = entries_.find(id);
   if (i == entries_.end())
     return;
-  auto& bs = i->second.borrowers;
+  if (!i->second.share)
+    return;
+  auto& bs = i->second.share->borrowers;
   auto b = find_borrower(bs, borrower);
   if (b == bs.end())
     return;
@@ -393,8 +410,11 @@ void memory_store::drop_borrower(const worker_id& borrower) {
   std::lock_guard<std::mutex> guard{mu_};
   std::vector<object_id> affected;
   for (auto& [id, e] : entries_) {
-    if (auto b = find_borrower(e.borrowers, borrower); b != e.borrowers.end()) {
-      e.borrowers.erase(b);
+    if (!e.share)
+      continue;
+    auto& bs = e.share->borrowers;
+    if (auto b = find_borrower(bs, borrower); b != bs.end()) {
+      bs.erase(b);
       affected.push_back(id);
     }
   }
@@ -411,7 +431,7 @@ memory_store::counts memory_store::count_of(const object_id& id) const {
   if (i == entries_.end())
     return {};
   return counts{i->second.local_refs, i->second.task_refs, i->second.contained,
-                i->second.borrowers.size()};
+                sharing_of(i->second).borrowers.size()};
 }
 
 void memory_store::drop(const object_id& id, std::int32_t entry::*count) {

@@ -223,6 +223,20 @@ private:
     std::size_t remaining = 0;
   };
 
+  /// What an entry shares with other processes: kept apart, and made only
+  /// for an entry that shares something, so that the entries of most
+  /// objects (results owned here, read here) stay small and quick to make
+  /// and free under the lock, on every call.
+  struct sharing {
+    /// Borrowed entries: the owner, and this process's registrations with
+    /// it. Nil for an object owned here.
+    worker_id owner;
+    detail::owner_address address;
+    std::int32_t registrations = 0;
+    /// Own objects: the processes that borrow it, with their registrations.
+    std::vector<std::pair<worker_id, std::int32_t>> borrowers;
+  };
+
   struct entry {
     state st = state::pending;
     bool pinned = false;
@@ -231,13 +245,8 @@ private:
     std::int32_t task_refs = 0;
     /// Objects here whose values contain this one.
     std::int32_t contained = 0;
-    /// Borrowed entries: the owner, and this process's registrations with
-    /// it. Nil for an object owned here.
-    worker_id owner;
-    detail::owner_address address;
-    std::int32_t registrations = 0;
-    /// Own objects: the processes that borrow it, with their registrations.
-    std::vector<std::pair<worker_id, std::int32_t>> borrowers;
+    /// Null while the entry shares nothing (see `shared`).
+    std::unique_ptr<sharing> share;
     /// The refs inside this entry's value, each held once.
     std::vector<object_id> contains;
     detail::value val;
@@ -250,6 +259,10 @@ private:
   using events = std::vector<event>;
 
   std::pair<entry_map::iterator, bool> emplace(const object_id& id);
+  /// The sharing of `e`, made if it had none.
+  static sharing& shared(entry& e);
+  /// The sharing of `e`, or one that shares nothing.
+  static const sharing& sharing_of(const entry& e) noexcept;
   void erase(entry_map::iterator i);
   void wake(entry& e);
   void maybe_free(entry_map::iterator i, events& out);
