@@ -46,11 +46,6 @@ memory_store::sharing& memory_store::shared(entry& e) {
   return *e.share;
 }
 
-const memory_store::sharing& memory_store::sharing_of(const entry& e) noexcept {
-  static const sharing none;
-  return e.share ? *e.share : none;
-}
-
 void memory_store::erase(entry_map::iterator i) {
   entries_.erase(i);
   live.fetch_sub(1, std::memory_order_relaxed);
@@ -287,14 +282,22 @@ void memory_store::maybe_free(entry_map::iterator i, events& out) {
   std::vector<object_id> next;
   for (;;) {
     const auto& e = i->second;
-    const auto& sh = sharing_of(e);
+    const auto* sh = e.share.get();
     if (e.local_refs <= 0 && e.task_refs <= 0 && e.contained <= 0 &&
-        sh.borrowers.empty() && !e.pinned && e.waiters.empty()) {
-      bool borrowed = !sh.owner.nil() && sh.registrations > 0;
-      if (!e.location.nil() || e.report_free || borrowed)
-        out.push_back(event{event::kind::freed, i->first, sh.owner, sh.address,
-                            e.location, e.report_free,
-                            borrowed ? sh.registrations : 0});
+        (!sh || sh->borrowers.empty()) && !e.pinned && e.waiters.empty()) {
+      bool borrowed = sh && !sh->owner.nil() && sh->registrations > 0;
+      if (borrowed)
+        out.push_back(event{event::kind::freed, i->first, sh->owner,
+                            sh->address, e.location, e.report_free,
+                            sh->registrations});
+      else if (!e.location.nil() || e.report_free)
+        out.push_back(event{event::kind::freed,
+                            i->first,
+                            {},
+                            {},
+                            e.location,
+                            e.report_free,
+                            0});
       next.insert(next.end(), e.contains.begin(), e.contains.end());
       erase(i);
     }
@@ -358,8 +361,9 @@ memory_store::owner_of(const object_id& id) const {
   auto i = entries_.find(id);
   if (i == entries_.end())
     return {};
-  const auto& sh = sharing_of(i->second);
-  return {sh.owner, sh.address};
+  if (!i->second.share)
+    return {};
+  return {i->second.share->owner, i->second.share->address};
 }
 
 namespace {
@@ -431,7 +435,7 @@ memory_store::counts memory_store::count_of(const object_id& id) const {
   if (i == entries_.end())
     return {};
   return counts{i->second.local_refs, i->second.task_refs, i->second.contained,
-                sharing_of(i->second).borrowers.size()};
+                i->second.share ? i->second.share->borrowers.size() : 0};
 }
 
 void memory_store::drop(const object_id& id, std::int32_t entry::*count) {

@@ -261,8 +261,6 @@ private:
   std::pair<entry_map::iterator, bool> emplace(const object_id& id);
   /// The sharing of `e`, made if it had none.
   static sharing& shared(entry& e);
-  /// The sharing of `e`, or one that shares nothing.
-  static const sharing& sharing_of(const entry& e) noexcept;
   void erase(entry_map::iterator i);
   void wake(entry& e);
   void maybe_free(entry_map::iterator i, events& out);
