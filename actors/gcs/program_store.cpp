@@ -167,6 +167,7 @@ protocol::program_bytes read(program_store_actor* self,
       out.total = u->size;
       return out;
     }
+    out.unknown = true;
     out.error = "the control store keeps no program " + msg.sha256 +
                 " (its driver has not handed it over, or not all of it)";
     return out;

@@ -58,6 +58,9 @@ struct program_bytes {
   bool ok = false;
   /// Not kept yet, but a driver is handing it over: ask again later.
   bool pending = false;
+  /// Neither kept nor being handed over. A driver's offer can trail the
+  /// first read of its program (its first task reaches a node first).
+  bool unknown = false;
   /// Why not, unless `ok` or `pending`.
   std::string error;
   /// The program's size.
@@ -68,7 +71,7 @@ struct program_bytes {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, program_bytes& x) {
-  return f(x.ok, x.pending, x.error, x.total, x.offset, x.bytes);
+  return f(x.ok, x.pending, x.unknown, x.error, x.total, x.offset, x.bytes);
 }
 
 } // namespace prism::protocol

@@ -30,6 +30,10 @@ constexpr auto program_timeout = std::chrono::seconds{30};
 /// the control store.
 constexpr auto program_upload_wait = std::chrono::seconds{300};
 
+/// How long a node asks again for a program that the control store does
+/// not know: the driver's offer of it may trail its first task.
+constexpr auto program_offer_wait = std::chrono::seconds{10};
+
 /// How often it asks again meanwhile.
 constexpr auto program_upload_poll = std::chrono::milliseconds{200};
 
@@ -52,6 +56,8 @@ struct fetch_state {
   program_file_writer file;
   std::uint64_t offset = 0;
   std::chrono::steady_clock::time_point give_up_at;
+  /// Until when a program the control store does not know is asked again.
+  std::chrono::steady_clock::time_point offer_due;
 
   static inline const char* name = "prism.program_fetch";
 };
@@ -114,8 +120,14 @@ void read_more(fetch_actor* self) {
       .then(
           [self](protocol::program_bytes& got) {
             auto& st = self->state;
+            auto now = std::chrono::steady_clock::now();
+            if (got.unknown && st.offset == 0 && now < st.offer_due) {
+              self->delayed_send(self, program_upload_poll,
+                                 fetch_more_atom::value);
+              return;
+            }
             if (got.pending) {
-              if (std::chrono::steady_clock::now() >= st.give_up_at) {
+              if (now >= st.give_up_at) {
                 fetched(self, {}, "its driver is still handing it over");
                 return;
               }
@@ -174,6 +186,7 @@ void fetch(fetch_actor* self, const std::string& cache) {
     return;
   }
   st.give_up_at = std::chrono::steady_clock::now() + program_upload_wait;
+  st.offer_due = std::chrono::steady_clock::now() + program_offer_wait;
   component_logger("raylet")->info(
       "fetching program {} ({} bytes) of job {} from the control store: {}",
       st.program.sha256, st.program.size, st.job.value, st.local_error);

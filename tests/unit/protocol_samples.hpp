@@ -421,6 +421,7 @@ inline protocol::program_bytes sample(type_tag<protocol::program_bytes>,
                                       const caf::actor&) {
   return {.ok = true,
           .pending = false,
+          .unknown = true,
           .error = "no copy",
           .total = 7 << 20,
           .offset = 1 << 20,
