@@ -46,8 +46,9 @@ BROKER = "make_actor<caf::io::basp_broker"
 # list: "operator()", "operator<<", "operator new[]".
 OPERATOR = re.compile(r"operator\s*(\(\)|\[\]|new(\[\])?|delete(\[\])?|[^\w\s(]+)")
 # An actor's own storage, allocated by CAF's template wherever it is
-# instantiated.
-ACTOR_STORAGE = re.compile(r"^in (\S+ )?caf::make_actor<")
+# instantiated: named in full, or, inlined, by its bare name in CAF's header.
+ACTOR_STORAGE = re.compile(r"^in (\S+ )?caf::make_actor<"
+                           r"|^in make_actor<.* /usr/include/caf/make_actor\.hpp:\d+$")
 
 
 def frames(block):
@@ -332,6 +333,22 @@ def self_test():
         "prism::actors::owner_config) " + REPO + "/actors/owner/owner.cpp:134\n\n")
     expect("an ended actor's storage held by the broker",
            with_leaks(actor_block), True)
+    # The same, inlined: the symbolizer names the template without its
+    # namespace, in CAF's header.
+    inlined_block = (
+        "Indirect leak of 1096 byte(s) in 1 object(s) allocated from:\n"
+        "    #0 0x7f10e68b94c8 in operator new(unsigned long) "
+        "../../../../src/libsanitizer/asan/asan_new_delete.cpp:95\n"
+        "    #1 0x1c0a5d5 in make_actor<caf::stateful_actor<prism::actors::"
+        "(anonymous namespace)::door_state> > /usr/include/caf/make_actor.hpp:49\n"
+        "    #2 0x1c0a5d5 in prism::actors::spawn_worker_door(caf::actor_system&) "
+        + REPO + "/actors/raylet/raylet.cpp:203\n\n")
+    expect("an ended actor's storage, inlined, held by the broker",
+           with_leaks(inlined_block), True)
+    expect("a template of that name outside CAF's header",
+           with_leaks(inlined_block.replace("/usr/include/caf/make_actor.hpp",
+                                             REPO + "/actors/make_actor.hpp")),
+           False)
     expect("an actor's storage with its state's allocation",
            with_leaks(actor_block + prism_block),
            False)
