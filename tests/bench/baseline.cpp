@@ -20,6 +20,7 @@ const char* const request_rtt = "caf_floor_request_rtt";
 const char* const pipelined = "caf_floor_pipelined";
 const char* const remote_rtt = "caf_floor_remote_rtt";
 const char* const remote_pipelined = "caf_floor_remote_pipelined";
+const char* const tcp_bulk = "tcp_floor_bulk_100mb";
 
 judgement against(const char* floor) {
   return judgement{floor, true, false};
@@ -40,7 +41,7 @@ judgement a_floor() {
 /// Every metric prism_bench reports, with what it is judged against: a
 /// call that waits for its answer against a request's round trip, one that
 /// does not against pipelined requests, the same between processes for
-/// cluster mode.
+/// cluster mode, and a large object's transfer against raw TCP's.
 const std::map<std::string, judgement>& table() {
   static const std::map<std::string, judgement> t = {
       // Floors.
@@ -51,6 +52,8 @@ const std::map<std::string, judgement>& table() {
       {"caf_tuned_remote_rtt", a_floor()},
       {"caf_tuned_remote_pipelined", a_floor()},
       {"tcp_floor_rtt", a_floor()},
+      {tcp_bulk, a_floor()},
+      {"page_fault_floor_100mb", a_floor()},
       {"autoscaler_floor_10k_listing_ms", judgement{"", false, true}},
       // Embedded: tasks, objects, actors.
       {"single_client_tasks_sync", against(request_rtt)},
@@ -83,7 +86,7 @@ const std::map<std::string, judgement>& table() {
       {"cluster_actor_calls_async", against(remote_pipelined)},
       {"cluster_tasks_sync_tls", against(remote_rtt)},
       {"cluster_tasks_async_tls", against(remote_pipelined)},
-      {"cluster_get_100mb_across_nodes", rate()},
+      {"cluster_get_100mb_across_nodes", against(tcp_bulk)},
       {"worker_process_start_ms", cost()},
       {"cluster_node_kill_to_retry_ms", cost()},
       {"cluster_node_freeze_detect_ms", cost()},

@@ -1,9 +1,12 @@
 // The floors under cluster mode's numbers, between two processes on
 // loopback: request/response between two plain CAF actors over the
-// middleman (BASP over TCP), one at a time and with many in flight, and a raw
-// TCP ping-pong. The peer is this program again, started with
-// `--floor-peer`: it publishes an echo actor and a TCP echo listener on
-// 127.0.0.1, prints their ports, and ends when its standard input closes.
+// middleman (BASP over TCP), one at a time and with many in flight, a raw
+// TCP ping-pong, and a raw TCP transfer of 100 MB. Beside them, what writing
+// a fresh 100 MB mapping costs (its page faults), the other floor under a
+// large object's way between processes. The peer is this program again,
+// started with `--floor-peer`: it publishes an echo actor and a TCP echo
+// listener on 127.0.0.1, prints their ports, and ends when its standard
+// input closes.
 //
 // The `caf_tuned_remote_*` metrics run the same requests with both actor
 // systems set up as Prism's own processes are: Prism's scheduling policy
@@ -12,6 +15,7 @@
 // reads a message and hands it to the scheduler itself, one thread hop less
 // each way).
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
@@ -34,6 +38,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -81,6 +86,13 @@ public:
 
   int get() const noexcept {
     return fd_;
+  }
+
+  /// Gives up the descriptor, which the caller closes.
+  int release() noexcept {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
   }
 
   void reset(int fd = -1) noexcept {
@@ -154,9 +166,15 @@ int listen_on_loopback(std::uint16_t& port) {
   return fd;
 }
 
-/// Answers every ping of every connection to `listener` with itself, one
-/// connection at a time, until the listener is shut down.
+/// The bytes a bulk reply is sent from, again and again.
+constexpr std::size_t bulk_chunk = std::size_t{1} << 20;
+
+/// Answers every ping of every connection to `listener`, one connection at a
+/// time, until the listener is shut down: a ping of 0 with itself, a ping of
+/// n > 0 (its 8 bytes read as a number) with n bytes, sent from one buffer
+/// again and again.
 void serve_pings(int listener) {
+  std::vector<char> chunk(bulk_chunk, 'x');
   for (;;) {
     int conn = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (conn < 0) {
@@ -167,9 +185,18 @@ void serve_pings(int listener) {
     fd_guard guard{conn};
     int on = 1; // best effort: a slower ping is still answered
     ::setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-    char buf[ping_bytes];
-    while (read_all(conn, buf, sizeof(buf)) &&
-           write_all(conn, buf, sizeof(buf))) {
+    std::uint64_t ping = 0;
+    while (read_all(conn, reinterpret_cast<char*>(&ping), sizeof(ping))) {
+      bool sent = true;
+      if (ping == 0)
+        sent = write_all(conn, reinterpret_cast<char*>(&ping), sizeof(ping));
+      for (std::uint64_t left = ping; sent && left > 0;) {
+        auto n = std::min<std::uint64_t>(left, chunk.size());
+        sent = write_all(conn, chunk.data(), n);
+        left -= n;
+      }
+      if (!sent)
+        break;
     }
   }
 }
@@ -306,8 +333,8 @@ double remote_pipelined(const run_options& opts, bool tuned) {
   return remote_round_trips(opts.iterations(200'000), remote_window, tuned);
 }
 
-double tcp_rtt(const run_options& opts) {
-  floor_peer peer{false};
+/// A TCP connection to the peer's ping listener.
+int connect_to_pings(const floor_peer& peer) {
   fd_guard conn{::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)};
   if (conn.get() < 0)
     throw_errno("socket");
@@ -316,6 +343,12 @@ double tcp_rtt(const run_options& opts) {
       0)
     throw_errno("connecting to the floor peer");
   set_no_delay(conn.get());
+  return conn.release();
+}
+
+double tcp_rtt(const run_options& opts) {
+  floor_peer peer{false};
+  fd_guard conn{connect_to_pings(peer)};
   auto total = opts.iterations(100'000);
   char buf[ping_bytes] = {};
   return ops_per_second(total, [&] {
@@ -324,6 +357,51 @@ double tcp_rtt(const run_options& opts) {
                  read_all(conn.get(), buf, sizeof(buf)),
              "the floor peer closed the TCP connection");
   });
+}
+
+/// The megabytes of the large-object floors: those of
+/// `cluster_get_100mb_across_nodes`.
+int large_mb(const run_options& opts) {
+  return opts.smoke ? 10 : 100;
+}
+
+/// MB/s of a 100 MB reply from the peer over one TCP connection, read into
+/// a buffer touched before (its pages are there): what loopback TCP moves
+/// between two processes when no fresh memory is on the way.
+double tcp_bulk(const run_options& opts) {
+  floor_peer peer{false};
+  fd_guard conn{connect_to_pings(peer)};
+  auto mb = large_mb(opts);
+  std::uint64_t n = static_cast<std::uint64_t>(mb) << 20;
+  std::vector<char> into(n, '\0');
+  auto receive = [&] {
+    expect(
+        write_all(conn.get(), reinterpret_cast<const char*>(&n), sizeof(n)) &&
+            read_all(conn.get(), into.data(), into.size()),
+        "the floor peer closed the TCP connection");
+  };
+  receive(); // the peer's buffer and both sockets' warmed up
+  auto start = std::chrono::steady_clock::now();
+  receive();
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  expect(into.back() == 'x', "the floor peer sent other bytes");
+  return mb / took.count();
+}
+
+/// MB/s of writing a fresh 100 MB mapping: each of its pages faults in on
+/// first touch, which is what every fresh buffer on an object's way costs.
+double page_faults(const run_options& opts) {
+  auto mb = large_mb(opts);
+  auto n = static_cast<std::size_t>(mb) << 20;
+  void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw_errno("mmap");
+  auto start = std::chrono::steady_clock::now();
+  std::memset(p, 'x', n);
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  ::munmap(p, n);
+  return mb / took.count();
 }
 
 } // namespace
@@ -371,6 +449,8 @@ std::vector<metric> remote_floor_metrics() {
       {"caf_tuned_remote_pipelined", "per_s", false,
        [](const run_options& o) { return remote_pipelined(o, true); }},
       {"tcp_floor_rtt", "per_s", false, tcp_rtt},
+      {"tcp_floor_bulk_100mb", "MB_per_s", false, tcp_bulk},
+      {"page_fault_floor_100mb", "MB_per_s", false, page_faults},
   };
 }
 
