@@ -1,5 +1,6 @@
 #include "boot/components.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include "gcs/program_store.hpp"
 #include "net/network.hpp"
 #include "net/peers.hpp"
+#include "net/tls.hpp"
 
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_storage.hpp"
@@ -24,6 +26,7 @@
 #include "prism/internal/memory_store.hpp"
 #include "protocol/gcs_keeper.hpp"
 #include "raylet/raylet.hpp"
+#include "worker/worker_process.hpp"
 
 namespace prism::actors {
 
@@ -206,8 +209,12 @@ void use_worker_processes(caf::actor_system& sys, const config& cfg,
                     sys.render(port.error()));
   }
   rc.door_address = address_of(host_port{"127.0.0.1", *port});
+  // A fork server keeps a spare for each worker process the node may start
+  // at once (its CPUs).
   rc.launcher = std::make_shared<process_launcher>(
-      fork_workers(cfg), std::chrono::milliseconds{cfg.fork_answer_timeout_ms});
+      fork_workers(cfg), std::chrono::milliseconds{cfg.fork_answer_timeout_ms},
+      worker_common_environment(rc.door_address, tls_of(sys.config())),
+      std::max<std::size_t>(1, rc.prestart_workers));
   rc.program = std::move(program);
   rc.worker_start_timeout =
       std::chrono::milliseconds{cfg.worker_start_timeout_ms};

@@ -590,7 +590,7 @@ bool is_worker_process() noexcept {
 void serve_if_worker() {
   // A fork server returns here only in a worker it forked.
   if (actors::started_as_fork_server())
-    actors::serve_forks();
+    actors::serve_forks([] { actors::prepare_worker(); });
   if (actors::started_as_worker())
     actors::serve_as_worker();
 }

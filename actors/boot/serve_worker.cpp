@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <unistd.h>
 
 #include <caf/all.hpp>
@@ -54,61 +55,108 @@ std::string take_variable(const char* name) {
   return result;
 }
 
+/// What a worker process has before it registers.
+struct prepared {
+  std::string door_text;
+  host_port door_address;
+  /// Why it cannot serve at all; empty if it can.
+  std::string failure;
+  /// Never destroyed, as this struct: the process ends with _exit. The
+  /// system reads its config for as long as it runs.
+  caf::actor_system_config cfg;
+  caf::actor_system* sys = nullptr;
+  /// Where its peers reach it.
+  std::string contact;
+  /// Null until reached, and why it was not.
+  caf::actor door;
+  std::string unreached;
+  /// The threads that will run its actors' methods.
+  std::shared_ptr<executor> actor_pool;
+};
+
+/// Set by `prepare_worker`.
+prepared* ready_to_register = nullptr;
+
+/// Connects `p` to its door.
+void dial_door(prepared& p) {
+  p.door =
+      dial_published(*p.sys, p.door_address, register_timeout, p.unreached);
+  if (!p.door && p.unreached.empty())
+    p.unreached = "it publishes no door";
+}
+
 } // namespace
 
-void serve_as_worker() {
+void prepare_worker() {
   // A task that calls exit() ends this process with its code at once:
   // static destructors and atexit handlers must not run under the threads
   // that still serve (they race them into a crash). Registered last, this
   // runs first.
   ::on_exit([](int status, void*) { leave(status); }, nullptr);
-  auto token = take_variable(worker_token_variable);
-  auto door_text = take_variable(worker_door_variable);
+  auto* p = new prepared;
+  ready_to_register = p;
+  // What fails is said once a launch has this process (a spare of a node
+  // that stopped exits without a word).
+  p->door_text = take_variable(worker_door_variable);
   set_log_level("");
-  host_port door_address;
   try {
-    door_address = parse_host_port(door_text, worker_door_variable);
+    p->door_address = parse_host_port(p->door_text, worker_door_variable);
   } catch (const std::exception& e) {
-    fail(door_text, e.what());
+    p->failure = e.what();
+    return;
   }
-  caf::actor_system_config cfg;
-  configure_cluster_process(cfg, 2, network_settings{});
-  // The system is never destroyed: the process ends with _exit.
-  auto* sys = new caf::actor_system{cfg};
+  configure_cluster_process(p->cfg, 2, network_settings{});
+  p->sys = new caf::actor_system{p->cfg};
   // Owners and callers connect to this process directly.
-  std::string contact;
   try {
-    contact = listen_for_peers(*sys, door_address.host);
+    p->contact = listen_for_peers(*p->sys, p->door_address.host);
   } catch (const std::exception& e) {
-    fail(door_text, e.what());
+    p->failure = e.what();
+    return;
   }
-  start_dialer(*sys, dial_timeout);
+  start_dialer(*p->sys, dial_timeout);
+  p->actor_pool = make_actor_pool();
+  dial_door(*p);
+}
+
+void serve_as_worker() {
+  // A spare prepared before its launch came, and tries a door that did
+  // not answer then once more.
+  bool spare = ready_to_register != nullptr;
+  if (!spare)
+    prepare_worker();
+  auto& p = *ready_to_register;
+  if (!p.failure.empty())
+    fail(p.door_text, p.failure);
+  if (!p.door && spare)
+    dial_door(p);
+  if (!p.door)
+    fail(p.door_text, p.unreached);
+  auto& sys = *p.sys;
+  auto token = take_variable(worker_token_variable);
   std::string why;
-  auto door = dial_published(*sys, door_address, register_timeout, why);
-  if (!door)
-    fail(door_text, why.empty() ? "it publishes no door" : why);
-  caf::scoped_actor self{*sys};
+  caf::scoped_actor self{sys};
   protocol::worker_welcome welcome;
   self->request(
-          door, register_timeout,
+          p.door, register_timeout,
           protocol::worker_hello{token, static_cast<std::int32_t>(::getpid())})
       .receive([&](protocol::worker_welcome& w) { welcome = std::move(w); },
-               [&](caf::error& err) { why = sys->render(err); });
+               [&](caf::error& err) { why = sys.render(err); });
   if (!welcome.raylet)
-    fail(door_text, why);
+    fail(p.door_text, why);
   auto worker = spawn_worker(
-      *sys, worker_config{welcome.worker, welcome.node, welcome.raylet,
-                          welcome.gcs, std::make_shared<owner_directory>(),
-                          welcome.max_inline_bytes, make_actor_pool()});
+      sys, worker_config{welcome.worker, welcome.node, welcome.raylet,
+                         welcome.gcs, std::make_shared<owner_directory>(),
+                         welcome.max_inline_bytes, p.actor_pool});
   self->monitor(worker);
   bool ready = false;
-  self->request(door, register_timeout,
-                protocol::worker_ready{std::move(token), worker, contact})
+  self->request(p.door, register_timeout,
+                protocol::worker_ready{std::move(token), worker, p.contact})
       .receive([&](bool ok) { ready = ok; },
-               [&](caf::error& err) { why = sys->render(err); });
+               [&](caf::error& err) { why = sys.render(err); });
   if (!ready) {
     self->send_exit(worker, caf::exit_reason::user_shutdown);
-    fail(door_text, why);
+    fail(p.door_text, why);
   }
   // Runs until the worker ends: its raylet stopped it or went away.
   self->receive([](const caf::down_msg&) {});

@@ -13,4 +13,12 @@ namespace prism::actors {
 /// with code 70 if it cannot register.
 [[noreturn]] void serve_as_worker();
 
+/// Does what `serve_as_worker` does before it needs its token: makes the
+/// actor system, listens for peers and connects to the door of the node
+/// named by the environment. For a spare of a fork server, which waits for
+/// its token then; `serve_as_worker` goes on from there. What fails here
+/// is said (and the process exits) only then: a door that did not answer
+/// is tried once more first.
+void prepare_worker();
+
 } // namespace prism::actors

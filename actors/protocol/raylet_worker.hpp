@@ -107,12 +107,15 @@ struct worker_launched {
   worker_id worker;
   std::int32_t pid = 0;
   bool forked = false;
+  /// Forked ahead of its launch, and prepared (see worker/fork_server.hpp).
+  bool spare = false;
   std::string error;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_launched& x) {
-  return f(static_cast<unique_id&>(x.worker), x.pid, x.forked, x.error);
+  return f(static_cast<unique_id&>(x.worker), x.pid, x.forked, x.spare,
+           x.error);
 }
 
 /// raylet -> itself: the time a worker process had to register, or to

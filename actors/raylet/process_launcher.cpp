@@ -151,8 +151,10 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 } // namespace
 
 process_launcher::process_launcher(
-    bool fork_servers, std::chrono::milliseconds fork_answer_timeout)
-    : fork_servers_{fork_servers}, fork_answer_timeout_{fork_answer_timeout} {
+    bool fork_servers, std::chrono::milliseconds fork_answer_timeout,
+    std::vector<std::string> common_env, std::size_t spares)
+    : fork_servers_{fork_servers}, fork_answer_timeout_{fork_answer_timeout},
+      common_env_{std::move(common_env)}, spares_{spares} {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0)
     throw error(errc::internal,
@@ -253,7 +255,9 @@ void process_launcher::start_by_exec(launch_request r) {
   launched l;
   int fd = -1;
   try {
-    l.pid = spawn(r.program, r.env);
+    auto env = common_env_;
+    env.insert(env.end(), r.env.begin(), r.env.end());
+    l.pid = spawn(r.program, env);
     fd = open_pidfd(l.pid);
     if (fd < 0) {
       auto why = std::string{std::strerror(errno)};
@@ -263,7 +267,7 @@ void process_launcher::start_by_exec(launch_request r) {
                                       std::to_string(l.pid) + ": " + why);
     }
   } catch (const std::exception& e) {
-    l = launched{0, false, e.what()};
+    l = launched{0, false, false, e.what()};
   }
   {
     std::lock_guard<std::mutex> guard{mu_};
@@ -289,10 +293,12 @@ void process_launcher::start_server(const std::string& key,
   constexpr int server_fd = 3;
   pid_t pid = 0;
   try {
-    pid = spawn(program,
-                {std::string{fork_wire::server_variable} + "=" +
-                 std::to_string(server_fd)},
-                {{pair[1], server_fd}});
+    auto env = common_env_;
+    env.push_back(std::string{fork_wire::server_variable} + "=" +
+                  std::to_string(server_fd));
+    env.push_back(std::string{fork_wire::spares_variable} + "=" +
+                  std::to_string(spares_));
+    pid = spawn(program, env, {{pair[1], server_fd}});
   } catch (const std::exception& e) {
     refused_[key] = e.what();
   }
@@ -375,9 +381,10 @@ void process_launcher::read_server(const std::string& key, reports& out) {
       auto& launch = r->second.launch;
       processes_.emplace(
           h.pid, running_process{passed, std::move(launch.on_exit), s.pid});
-      out.push_back([on_started = std::move(launch.on_started), pid = h.pid] {
+      out.push_back([on_started = std::move(launch.on_started), pid = h.pid,
+                     spare = h.status == 1] {
         if (on_started)
-          on_started(launched{pid, true, {}});
+          on_started(launched{pid, true, spare, {}});
       });
       requests_.erase(r);
       break;

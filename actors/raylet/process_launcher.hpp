@@ -60,6 +60,11 @@ std::string describe_exit(int status);
 /// A launch never waits for a fork server: its answer comes later, on the
 /// launcher's thread, so a node's actor thread is never held by a server
 /// that hangs.
+///
+/// A fork server keeps `spares` processes forked ahead of requests, which
+/// prepare to serve while they wait (worker/fork_server.hpp): they have
+/// the environment entries every worker of the node gets (`common_env`),
+/// and a launch's own entries come with its request.
 class process_launcher {
 public:
   /// Called on the launcher's thread with the pid and `describe_exit`.
@@ -70,6 +75,8 @@ public:
     pid_t pid = 0;
     /// Forked from its program's fork server, not started by exec.
     bool forked = false;
+    /// Of those, one its server forked and prepared ahead of the launch.
+    bool spare = false;
     /// Why no process started; empty if one did.
     std::string error;
   };
@@ -83,7 +90,9 @@ public:
 
   explicit process_launcher(bool fork_servers = true,
                             std::chrono::milliseconds fork_answer_timeout =
-                                default_fork_answer_timeout);
+                                default_fork_answer_timeout,
+                            std::vector<std::string> common_env = {},
+                            std::size_t spares = 0);
 
   /// Kills (SIGKILL) every process still running, the fork servers too,
   /// reaps those it can, and stops its thread. Neither exit callbacks nor
@@ -93,8 +102,9 @@ public:
   process_launcher(const process_launcher&) = delete;
   process_launcher& operator=(const process_launcher&) = delete;
 
-  /// Starts `program` with the calling process's environment plus `env`
-  /// ("NAME=value" entries, which override), with default signal
+  /// Starts `program` with the calling process's environment plus the
+  /// common entries and `env` ("NAME=value" entries, which override, the
+  /// last most), with default signal
   /// dispositions and an empty signal mask. Returns at once; `on_started`
   /// says later which process started, or why none did.
   void launch(const worker_program& program,
@@ -179,6 +189,8 @@ private:
 
   const bool fork_servers_;
   const std::chrono::milliseconds fork_answer_timeout_;
+  const std::vector<std::string> common_env_;
+  const std::size_t spares_;
   mutable std::mutex mu_;
   std::unordered_map<pid_t, running_process> processes_ GUARDED_BY(mu_);
   /// By program (see `program_key`).

@@ -50,6 +50,8 @@ public:
     std::chrono::steady_clock::time_point started_at;
     /// Its process was forked from its program's fork server.
     bool forked = false;
+    /// Of those, one forked and prepared ahead of its launch.
+    bool spare = false;
   };
 
   /// Adds a started worker thread as idle and unbound.

@@ -61,8 +61,8 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
   w.started_at = std::chrono::steady_clock::now();
   auto raylet = self->address();
   auto id = w.id;
-  auto env = worker_environment(w.token, st.cfg.door_address,
-                                tls_of(self->system().config()));
+  // The door and TLS entries the launcher has (see use_worker_processes).
+  auto env = std::vector<std::string>{worker_token_entry(w.token)};
   st.pool.add_starting(std::move(w));
   st.cfg.launcher->launch(
       program, env,
@@ -72,8 +72,8 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
       },
       [raylet, id](const process_launcher::launched& l) {
         if (auto r = caf::actor_cast<caf::actor>(raylet))
-          caf::anon_send(
-              r, protocol::worker_launched{id, l.pid, l.forked, l.error});
+          caf::anon_send(r, protocol::worker_launched{id, l.pid, l.forked,
+                                                      l.spare, l.error});
         else if (l.pid > 0)
           ::kill(l.pid, SIGKILL); // Its node is gone.
       });
@@ -264,7 +264,9 @@ caf::result<bool> worker_ready(raylet_actor* self,
   st.log->info("worker process {} ({}) of job {} registered {:.1f} ms after "
                "its start ({})",
                w->pid, id.hex(), w->job.value, took.count(),
-               w->forked ? "forked" : "exec");
+               w->spare    ? "forked, a spare"
+               : w->forked ? "forked"
+                           : "exec");
   start_queued_hosts(self);
   if (hosts_actor) {
     hand_instance(self, id, msg.handle);
@@ -293,6 +295,7 @@ void worker_launched(raylet_actor* self, const protocol::worker_launched& msg) {
   }
   w->pid = msg.pid;
   w->forked = msg.forked;
+  w->spare = msg.spare;
   st.log->debug("started worker process {} ({}) for job {}{}", w->pid,
                 msg.worker.hex(), w->job.value,
                 w->hosts_actor ? " to host an actor" : "");

@@ -5,6 +5,13 @@
 // `prism::serve_if_worker`) with its libraries loaded and its static
 // initialisation done, and forks a worker process whenever its node asks.
 // A fork takes a millisecond where a start of the program takes tens.
+//
+// What every worker does first (make its actor system, listen, reach its
+// node's door) takes tens of milliseconds more, mostly page faults of the
+// forked copy: the server keeps spares, processes forked ahead of requests
+// that do this while they wait, and hands a request to a spare first.
+
+#include <functional>
 
 namespace prism::actors {
 
@@ -17,6 +24,14 @@ bool started_as_fork_server() noexcept;
 /// serve as that worker. A server that finds threads running (started
 /// before `prism::init`) cannot fork safely: it says so to its node, which
 /// starts the program's workers by exec instead, and exits.
-void serve_forks();
+///
+/// It keeps as many spares as `fork_wire::spares_variable` says (none if
+/// unset), forked when no request came for 30 ms. A spare runs `prepare`
+/// as soon as it is forked, with the
+/// server's environment (the variables common to the node's workers), then
+/// waits for a request's variables; it exits if the server does first. A
+/// spare that ends before its request (it crashed, or was killed) stops the
+/// server from keeping spares.
+void serve_forks(const std::function<void()>& prepare);
 
 } // namespace prism::actors

@@ -16,6 +16,11 @@ namespace prism::actors::fork_wire {
 /// the descriptor of its socket.
 inline constexpr const char* server_variable = "PRISM_WORKER_FORK_SERVER";
 
+/// The variable that tells a fork server how many spares to keep: processes
+/// forked ahead of requests, which prepare to serve as workers while they
+/// wait (see `serve_forks`).
+inline constexpr const char* spares_variable = "PRISM_WORKER_FORK_SPARES";
+
 /// The largest message either side sends.
 inline constexpr std::size_t max_message = 16 * 1024;
 
@@ -25,9 +30,11 @@ enum class kind : std::uint8_t {
   /// server -> node: it cannot serve and ends; `text` says why.
   refused = 2,
   /// node -> server: fork a worker, with `text` the "NAME=value" entries
-  /// to set in its environment, each ended by '\0'.
+  /// to set in its environment, each ended by '\0'. The server passes it
+  /// on to a spare, if it has one.
   fork = 3,
-  /// server -> node: forked, as `pid`; a pidfd of it rides along.
+  /// server -> node: forked, as `pid`; a pidfd of it rides along. `status`
+  /// is 1 if it is a spare, forked and prepared before the request.
   forked = 4,
   /// server -> node: the fork failed; `text` says why.
   fork_failed = 5,

@@ -24,6 +24,14 @@ std::vector<std::string> worker_environment(const std::string& token,
                                             const std::string& door_address,
                                             const tls_files& tls);
 
+/// Of those, the entries every worker process of a node gets (the door and
+/// the TLS credentials), which a spare of a fork server has before its
+/// launch (worker/fork_server.hpp), and the one of its own.
+std::vector<std::string>
+worker_common_environment(const std::string& door_address,
+                          const tls_files& tls);
+std::string worker_token_entry(const std::string& token);
+
 /// Whether this process was started as a worker process.
 bool started_as_worker() noexcept;
 

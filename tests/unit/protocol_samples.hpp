@@ -288,6 +288,7 @@ inline protocol::worker_launched sample(type_tag<protocol::worker_launched>,
   return {.worker = some_worker(),
           .pid = 4244,
           .forked = true,
+          .spare = true,
           .error = "cannot start worker process 'x': No such file"};
 }
 

@@ -9,11 +9,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,6 +87,20 @@ pid_t parent_of(pid_t pid) {
   return ppid;
 }
 
+/// The processes whose parent is `pid`.
+std::set<pid_t> children_of(pid_t pid) {
+  std::set<pid_t> result;
+  for (auto& entry : std::filesystem::directory_iterator{"/proc"}) {
+    auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    auto child = static_cast<pid_t>(std::stoi(name));
+    if (parent_of(child) == pid)
+      result.insert(child);
+  }
+  return result;
+}
+
 std::string program_of(pid_t pid) {
   char buf[4096];
   auto n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf,
@@ -119,6 +135,12 @@ struct door {
         "token", "127.0.0.1:" + std::to_string(port), {});
   }
 
+  /// What every worker of a node that uses this door gets.
+  std::vector<std::string> common_environment() const {
+    return prism::actors::worker_common_environment(
+        "127.0.0.1:" + std::to_string(port), {});
+  }
+
   int fd = -1;
   int port = 0;
 };
@@ -150,13 +172,19 @@ struct exits {
 
 /// Launches workers of this program that wait at `g` until one is forked
 /// (its program's fork server serves), killing the others; returns that
-/// one, or pid 0 if none was within 20 s.
+/// one, or pid 0 if none was within 20 s. With `own_env`, the launcher has
+/// the door's common entries, and a launch adds only its token.
 process_launcher::launched launch_forked(process_launcher& launcher,
-                                         const door& g, exits& e) {
+                                         const door& g, exits& e,
+                                         bool own_env = false) {
   auto program = prism::actors::this_program();
+  auto env =
+      own_env
+          ? std::vector<std::string>{prism::actors::worker_token_entry("token")}
+          : g.environment();
   auto deadline = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto started = launcher.launch(program, g.environment(), e.callback());
+    auto started = launcher.launch(program, env, e.callback());
     if (started.forked)
       return started;
     launcher.kill(started.pid);
@@ -165,6 +193,38 @@ process_launcher::launched launch_forked(process_launcher& launcher,
   }
   return {};
 }
+
+/// A launcher whose fork servers keep spares, which wait at a silent door,
+/// and its first forked worker.
+struct with_spares {
+  explicit with_spares(std::size_t n)
+      : launcher{true, process_launcher::default_fork_answer_timeout,
+                 g.common_environment(), n},
+        first{launch_forked(launcher, g, e, true)},
+        server{parent_of(first.pid)}, workers{first.pid} {}
+
+  /// A launch with its own token alone, as a node's.
+  process_launcher::launched launch() {
+    return launcher.launch(
+        program, {prism::actors::worker_token_entry("token")}, e.callback());
+  }
+
+  /// The server's children that are not workers.
+  std::set<pid_t> spares() const {
+    auto c = children_of(server);
+    for (auto pid : workers)
+      c.erase(pid);
+    return c;
+  }
+
+  door g{true};
+  exits e;
+  process_launcher launcher;
+  process_launcher::launched first;
+  pid_t server;
+  std::set<pid_t> workers;
+  prism::actors::worker_program program = prism::actors::this_program();
+};
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -259,6 +319,62 @@ BOOST_AUTO_TEST_CASE(workers_outlive_a_fork_server_that_dies) {
   BOOST_REQUIRE(next.pid != 0);
   BOOST_TEST(parent_of(next.pid) != server);
   launcher.kill(next.pid);
+}
+
+// A server keeps spares: processes forked ahead of requests, which prepare
+// while they wait (at the silent door they wait there, alive) and take
+// requests first. They end with their server.
+BOOST_AUTO_TEST_CASE(a_server_hands_requests_to_spares_forked_ahead) {
+  with_spares s{2};
+  BOOST_REQUIRE(s.first.pid != 0);
+  // Two wait beside the worker (forked on request, or a spare the server
+  // forked another for).
+  BOOST_TEST(eventually(10s, [&] { return s.spares().size() == 2u; }));
+  auto waiting = s.spares();
+  // The next launch takes one of them, and the server forks another.
+  auto next = s.launch();
+  BOOST_TEST(next.forked);
+  BOOST_TEST(next.spare);
+  BOOST_TEST(waiting.count(next.pid) == 1u);
+  s.workers.insert(next.pid);
+  BOOST_TEST(eventually(10s, [&] { return s.spares().size() == 2u; }));
+  for (auto pid : s.spares())
+    waiting.insert(pid);
+  waiting.erase(next.pid);
+  // The node never hears of a spare's end, only of its workers'.
+  s.launcher.forget(s.program);
+  for (auto pid : s.workers)
+    BOOST_TEST(s.launcher.kill(pid));
+  BOOST_TEST(eventually(10s, [&] { return s.e.has(next.pid); }));
+  BOOST_TEST(eventually(10s, [&] { return process_gone(s.server); }));
+  // A spare still waiting for the silent door gives up within its 10 s.
+  for (auto pid : waiting) {
+    BOOST_TEST(eventually(30s, [&] { return process_gone(pid); }));
+    BOOST_TEST(!s.e.has(pid));
+  }
+}
+
+// A spare that ends before its request (it could not prepare) stops its
+// server from keeping spares: requests are forked on request from then on.
+BOOST_AUTO_TEST_CASE(a_spare_that_ends_early_stops_the_spares) {
+  with_spares s{1};
+  BOOST_REQUIRE(s.first.pid != 0);
+  BOOST_REQUIRE(eventually(10s, [&] { return s.spares().size() == 1u; }));
+  auto spare = *s.spares().begin();
+  ::kill(spare, SIGKILL);
+  BOOST_TEST(eventually(10s, [&] { return process_gone(spare); }));
+  BOOST_TEST(eventually(10s, [&] { return s.spares().empty(); }));
+  // Forked on request, and no spare comes back in the next second (the
+  // server forks them 30 ms after its last request).
+  auto next = s.launch();
+  BOOST_TEST(next.forked);
+  BOOST_TEST(!next.spare);
+  BOOST_TEST(parent_of(next.pid) == s.server);
+  s.workers.insert(next.pid);
+  BOOST_TEST(!eventually(1s, [&] { return !s.spares().empty(); }));
+  BOOST_TEST(!s.e.has(spare));
+  for (auto pid : s.workers)
+    s.launcher.kill(pid);
 }
 
 BOOST_AUTO_TEST_CASE(without_fork_servers_every_worker_starts_by_exec) {
