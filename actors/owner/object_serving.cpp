@@ -178,6 +178,21 @@ void pull_done(owner_actor* self, const object_id& id, detail::value value) {
 void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
                std::uint64_t offset, std::uint64_t max_bytes);
 
+// Puts `chunk` at `offset` of `bytes`. Chunks come in the order asked for,
+// one after the other at the end; one that overtook another leaves a gap,
+// filled when the other comes.
+void place_chunk(detail::byte_buffer& bytes, std::uint64_t offset,
+                 const detail::byte_buffer& chunk) {
+  if (offset > bytes.size())
+    bytes.resize(offset);
+  auto at = static_cast<std::size_t>(offset);
+  auto over = std::min(chunk.size(), bytes.size() - at);
+  auto split = chunk.begin() + static_cast<std::ptrdiff_t>(over);
+  std::copy(chunk.begin(), split,
+            bytes.begin() + static_cast<std::ptrdiff_t>(at));
+  bytes.insert(bytes.end(), split, chunk.end());
+}
+
 // A chunk of a read arrived: it goes into place, and the next chunks are
 // asked for.
 void chunk_arrived(owner_actor* self, std::uint64_t serial,
@@ -205,16 +220,18 @@ void chunk_arrived(owner_actor* self, std::uint64_t serial,
     p.total = c.total;
     p.value.tag = c.part.tag;
     p.value.refs = std::move(c.part.refs);
-    p.bytes = std::make_shared<detail::byte_buffer>(p.total);
+    // Room for the whole payload, written by the chunks alone: a buffer
+    // filled with zeros first would write every page of it twice.
+    p.bytes = std::make_shared<detail::byte_buffer>();
+    p.bytes->reserve(p.total);
+    detail::advise_huge_pages(p.bytes->data(), p.bytes->capacity());
     p.next = size;
   } else if (c.total != p.total || c.offset >= p.total ||
              size != std::min(chunk_bytes, p.total - c.offset)) {
     pull_failed(self, c.id, serial, "a chunk does not fit the value");
     return;
   }
-  if (size > 0)
-    std::copy(c.part.bytes->begin(), c.part.bytes->end(),
-              p.bytes->begin() + static_cast<std::ptrdiff_t>(c.offset));
+  place_chunk(*p.bytes, c.offset, *c.part.bytes);
   p.received += size;
   if (p.received >= p.total) {
     p.value.bytes = std::move(p.bytes);

@@ -1,8 +1,10 @@
 #include "prism/detail/value.hpp"
 
 #include <cxxabi.h>
+#include <sys/mman.h>
 
 #include "prism/internal/thread_annotations.hpp"
+#include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -62,6 +64,15 @@ std::string type_tag_name(std::uint64_t tag) {
   std::lock_guard<std::mutex> guard{reg.mu};
   auto i = reg.names.find(tag);
   return i != reg.names.end() ? i->second : "<unknown type>";
+}
+
+void advise_huge_pages(void* p, std::size_t n) noexcept {
+  constexpr auto huge = std::uintptr_t{2} << 20;
+  auto from = (reinterpret_cast<std::uintptr_t>(p) + huge - 1) & ~(huge - 1);
+  auto to = (reinterpret_cast<std::uintptr_t>(p) + n) & ~(huge - 1);
+  // Advice only: a kernel without huge pages leaves the buffer as it is.
+  if (to > from)
+    ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
 }
 
 void throw_serialization_failure(const std::string& what, std::uint64_t tag) {

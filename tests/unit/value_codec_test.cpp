@@ -179,6 +179,63 @@ BOOST_AUTO_TEST_CASE(decoding_bytes_with_trailing_garbage_throws_error) {
   BOOST_CHECK_THROW(decode<int>(padded), prism::error);
 }
 
+// -- large values: written as CAF writes them, read into room made first
+
+/// A string of `n` bytes that no two offsets of 256 share by chance.
+std::string patterned(std::size_t n) {
+  std::string s(n, '\0');
+  for (std::size_t i = 0; i < n; ++i)
+    s[i] = static_cast<char>((i * 7 + i / 4096) & 0xff);
+  return s;
+}
+
+/// `xs`, one after the other, as CAF's own serializer writes them.
+template <class... Ts>
+prism::detail::byte_buffer cafs_bytes(Ts... xs) {
+  prism::detail::byte_buffer out;
+  caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), out};
+  BOOST_REQUIRE(!sink(xs...));
+  return out;
+}
+
+BOOST_AUTO_TEST_CASE(a_large_string_round_trips_in_cafs_bytes) {
+  auto big = patterned(prism::detail::large_buffer_bytes + 12345);
+  auto v = encode(big);
+  BOOST_TEST((*v.bytes == cafs_bytes(big)));
+  BOOST_TEST((decode<std::string>(v) == big));
+  // Cut short, or with its length past its end: an error, not a read.
+  BOOST_CHECK_THROW(decode<std::string>(truncated(v, v.size() - 1)),
+                    prism::error);
+  BOOST_CHECK_THROW(decode<std::string>(truncated(v, 3)), prism::error);
+}
+
+BOOST_AUTO_TEST_CASE(values_large_and_small_cross_cafs_serializer_unchanged) {
+  for (std::size_t n : {std::size_t{0}, std::size_t{9},
+                        prism::detail::large_buffer_bytes + 1}) {
+    auto v = encode(patterned(n));
+    v.refs.push_back(prism::detail::contained_ref{});
+    auto bytes = cafs_bytes(v);
+    // As CAF writes the parts: the tag, the bytes, the refs.
+    BOOST_TEST((bytes == cafs_bytes(v.tag, *v.bytes, v.refs)));
+    prism::detail::value back;
+    caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr),
+                                 bytes};
+    BOOST_REQUIRE(!src(back));
+    BOOST_TEST(src.remaining() == 0u);
+    BOOST_TEST((back == v));
+    BOOST_TEST(back.refs.size() == 1u);
+    // Cut anywhere: an error, never a read past the end.
+    for (auto cut : {bytes.size() - 1, bytes.size() / 2, std::size_t{5}}) {
+      prism::detail::byte_buffer part(
+          bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut));
+      prism::detail::value damaged;
+      caf::binary_deserializer bad{static_cast<caf::execution_unit*>(nullptr),
+                                   part};
+      BOOST_TEST(static_cast<bool>(bad(damaged)));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 } // namespace value_codec_test

@@ -3,12 +3,14 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <typeinfo>
 #include <vector>
 
 #include <caf/actor_control_block.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
+#include <caf/error.hpp>
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/save_callback.hpp>
 #include <caf/none.hpp>
@@ -121,6 +123,26 @@ typename Inspector::result_type inspect(Inspector& f, contained_ref& x) {
   return f(x.id, static_cast<unique_id&>(x.owner), x.address);
 }
 
+/// Buffers this large or larger are put in huge pages (`reserve_large`).
+inline constexpr std::size_t large_buffer_bytes = std::size_t{4} << 20;
+
+/// Asks the kernel to back the whole 2 MB pages within `n` bytes at `p`
+/// with huge pages (transparent huge pages, which Debian's kernels give on
+/// request): writing a fresh large buffer then faults once per 2 MB, not
+/// once per 4 KB page, and a page fault is most of what it costs.
+void advise_huge_pages(void* p, std::size_t n) noexcept;
+
+/// Reserves room for `n` bytes (or chars) in `buf`, a vector or string,
+/// in huge pages if that is `large_buffer_bytes` or more; does nothing for
+/// less.
+template <class Buffer>
+void reserve_large(Buffer& buf, std::size_t n) {
+  if (n < large_buffer_bytes)
+    return;
+  buf.reserve(n);
+  advise_huge_pages(buf.data(), buf.capacity());
+}
+
 /// A serialized value together with the tag of the type it was written as.
 struct value {
   std::uint64_t tag = void_tag;
@@ -149,8 +171,18 @@ typename Inspector::result_type inspect(Inspector& f, value& x) {
     return f(x.tag, const_cast<byte_buffer&>(x.bytes ? *x.bytes : empty),
              x.refs);
   } else if constexpr (Inspector::writes_state) {
+    // Read as CAF reads a byte vector, into room made first (see
+    // `reserve_large`).
     auto buf = std::make_shared<byte_buffer>();
-    auto result = f(x.tag, *buf, x.refs);
+    std::size_t n = 0;
+    auto result = caf::error::eval(
+        [&] { return f(x.tag); }, [&] { return f.begin_sequence(n); },
+        [&] {
+          reserve_large(*buf, n);
+          buf->resize(n);
+          return n > 0 ? f.apply_raw(n, buf->data()) : caf::error{};
+        },
+        [&] { return f.end_sequence(); }, [&] { return f(x.refs); });
     x.bytes = std::move(buf);
     return result;
   } else {
@@ -215,6 +247,8 @@ private:
 template <class T>
 value encode(const T& x) {
   auto buf = std::make_shared<byte_buffer>();
+  if constexpr (std::is_same_v<T, std::string>)
+    reserve_large(*buf, x.size() + sizeof(std::uint64_t));
   ref_capture capture;
   caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), *buf};
   if (auto err = sink(const_cast<T&>(x)))
@@ -233,8 +267,19 @@ T decode(const value& v, const char* where = "value") {
   static const byte_buffer empty;
   const auto& buf = v.bytes ? *v.bytes : empty;
   caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr), buf};
-  if (auto err = src(result))
+  if constexpr (std::is_same_v<T, std::string>) {
+    // As CAF reads a string, into room made first (see `reserve_large`).
+    std::size_t n = 0;
+    if (src.begin_sequence(n) || n > src.remaining())
+      throw_serialization_failure("cannot deserialize", v.tag);
+    reserve_large(result, n);
+    result.assign(reinterpret_cast<const char*>(src.remainder().data()), n);
+    src.skip(n);
+    if (src.end_sequence())
+      throw_serialization_failure("cannot deserialize", v.tag);
+  } else if (auto err = src(result)) {
     throw_serialization_failure("cannot deserialize", v.tag);
+  }
   if (src.remaining() != 0)
     throw_serialization_failure("trailing bytes after", v.tag);
   return result;
