@@ -236,6 +236,24 @@ BOOST_AUTO_TEST_CASE(values_large_and_small_cross_cafs_serializer_unchanged) {
   }
 }
 
+// A value whose length says more bytes than the message holds (a hostile
+// peer's) is refused before anything is allocated for them.
+BOOST_AUTO_TEST_CASE(a_value_longer_than_its_bytes_is_refused_at_once) {
+  prism::detail::byte_buffer bytes;
+  caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr),
+                              bytes};
+  std::uint64_t tag = 1;
+  std::size_t claimed = std::size_t{1} << 31;
+  BOOST_REQUIRE(!sink(tag));
+  BOOST_REQUIRE(!sink.begin_sequence(claimed));
+  bytes.push_back('x');
+  prism::detail::value v;
+  caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr),
+                               bytes};
+  BOOST_TEST(static_cast<bool>(src(v)));
+  BOOST_TEST(v.size() == 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 } // namespace value_codec_test

@@ -14,6 +14,7 @@
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/save_callback.hpp>
 #include <caf/none.hpp>
+#include <caf/sec.hpp>
 
 #include "prism/error.hpp"
 #include "prism/ids.hpp"
@@ -172,12 +173,19 @@ typename Inspector::result_type inspect(Inspector& f, value& x) {
              x.refs);
   } else if constexpr (Inspector::writes_state) {
     // Read as CAF reads a byte vector, into room made first (see
-    // `reserve_large`).
+    // `reserve_large`); a length past the bytes left is refused before
+    // anything is allocated for it.
     auto buf = std::make_shared<byte_buffer>();
     std::size_t n = 0;
     auto result = caf::error::eval(
         [&] { return f(x.tag); }, [&] { return f.begin_sequence(n); },
         [&] {
+          if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
+            // CAF hands its binary deserializer over as the base class.
+            auto* bytes = dynamic_cast<caf::binary_deserializer*>(&f);
+            if (bytes != nullptr && n > bytes->remaining())
+              return caf::make_error(caf::sec::end_of_stream);
+          }
           reserve_large(*buf, n);
           buf->resize(n);
           return n > 0 ? f.apply_raw(n, buf->data()) : caf::error{};
