@@ -66,15 +66,24 @@ std::string encode_spec(const internal::actor_spec& spec) {
 }
 
 std::optional<internal::actor_spec> decode_spec(const std::string& bytes) {
-  detail::value v{
-      detail::type_tag<internal::actor_spec>(),
-      std::make_shared<detail::byte_buffer>(bytes.begin(), bytes.end()),
-      {}};
-  try {
-    return detail::decode<internal::actor_spec>(v, "creation spec");
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  auto decode =
+      [](detail::byte_buffer buf) -> std::optional<internal::actor_spec> {
+    detail::value v{detail::type_tag<internal::actor_spec>(),
+                    std::make_shared<detail::byte_buffer>(std::move(buf)),
+                    {}};
+    try {
+      return detail::decode<internal::actor_spec>(v, "creation spec");
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  };
+  detail::byte_buffer buf{bytes.begin(), bytes.end()};
+  if (auto spec = decode(buf))
+    return spec;
+  // A spec stored before `shared_host` was written ends before it: read
+  // as a spec whose actor has a process of its own.
+  buf.push_back(0);
+  return decode(std::move(buf));
 }
 
 persistence::actor_record record_of(const actor_entry& a) {

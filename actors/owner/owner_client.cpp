@@ -368,6 +368,7 @@ actor_id owner_client::create_actor(const std::string& factory,
   spec.max_concurrency = opts.max_concurrency;
   spec.resources = internal::resource_set{opts.resources};
   spec.owner = cfg_.self;
+  spec.shared_host = opts.shared_host;
   auto id = spec.id;
   protocol::create_actor msg{std::move(spec), owner_handle()};
   routes_->created(id, msg.spec.max_task_retries, msg);

@@ -62,14 +62,19 @@ bool host_gone(raylet_actor* self, const caf::down_msg& msg) {
   auto gone = std::move(h->second);
   st.hosts.erase(h);
   if (!gone.worker.nil()) {
-    // A host in a worker process: its process exits with it (one that
-    // lingers is killed). An end other than a normal one (the process
+    // A host in a worker process of its own: its process exits with it (one
+    // that lingers is killed). A process shared by actors lives on: its own
+    // watch says if it died. An end other than a normal one (the process
     // died, or the host was killed) the control store hears from here too:
     // its own watch of the host reaches it through this node, and CAF 0.17
     // sends no word when a process behind another one dies. Whichever word
     // comes second finds the instance handled.
-    if (auto w = st.pool.find(gone.worker))
-      worker_disconnected(self, *w);
+    if (auto w = st.pool.find(gone.worker)) {
+      if (w->shares_actors)
+        instance_ended_in(self, *w);
+      else
+        worker_disconnected(self, *w);
+    }
     if (msg.reason != caf::exit_reason::normal)
       self->send(st.cfg.gcs, protocol::actor_instance_lost{
                                  gone.actor, gone.incarnation,

@@ -119,9 +119,10 @@ struct raylet_state {
   /// row, and how the last one ended.
   std::unordered_map<job_id, std::pair<std::uint32_t, std::string>>
       failed_starts;
-  /// Actor instances waiting for the worker process started to host each,
-  /// by that worker.
-  std::unordered_map<worker_id, protocol::host_actor> pending_hosts;
+  /// Actor instances waiting for the worker process started to host them
+  /// (each its own, or a shared one), by that worker.
+  std::unordered_map<worker_id, std::vector<protocol::host_actor>>
+      pending_hosts;
   /// Actor instances waiting for a start-up slot to launch their process.
   std::deque<protocol::host_actor> hosts_to_start;
   /// Per job, the program its worker processes run, checked on this host
@@ -250,6 +251,11 @@ bool drop_unstarted_host(raylet_actor* self,
 /// Launches the processes of queued actor instances while start-up slots
 /// are free and their jobs' programs are checked.
 void start_queued_hosts(raylet_actor* self);
+
+/// An instance that the shared actor host process `w` hosted, or was to
+/// host, ended or was dropped: a process left with none stops when its job
+/// has finished, or once it idled as long as an idle worker.
+void instance_ended_in(raylet_actor* self, worker_pool::worker& w);
 
 /// The instance `msg` asks for could not start here: the control store
 /// hears why, and its resources are free again.

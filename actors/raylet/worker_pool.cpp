@@ -160,4 +160,18 @@ std::vector<worker_id> worker_pool::ids() const {
   return result;
 }
 
+std::vector<worker_pool::worker*> worker_pool::shared_hosts_of(job_id job) {
+  auto all = shared_hosts();
+  std::erase_if(all, [job](const worker* w) { return w->job != job; });
+  return all;
+}
+
+std::vector<worker_pool::worker*> worker_pool::shared_hosts() {
+  std::vector<worker*> result;
+  for (auto& [id, w] : workers_)
+    if (w.shares_actors && !w.disconnected && w.killed_for.empty())
+      result.push_back(&w);
+  return result;
+}
+
 } // namespace prism::actors

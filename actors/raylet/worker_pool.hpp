@@ -44,6 +44,12 @@ public:
     std::string killed_for;
     /// Started to host one actor instance: never idle, never leased.
     bool hosts_actor = false;
+    /// Of those, one that hosts any number of its job's actors that ask for
+    /// a shared process (`isolation::shared`).
+    bool shares_actors = false;
+    /// The instances it hosts or is to host once it registers (a shared
+    /// host only).
+    std::size_t actors = 0;
     /// When it last became idle.
     std::chrono::steady_clock::time_point idle_since;
     /// When its process was started.
@@ -109,6 +115,13 @@ public:
 
   /// Every worker's id.
   std::vector<worker_id> ids() const;
+
+  /// The processes that host `job`'s shared actors, leaving out those whose
+  /// connection dropped or that were killed.
+  std::vector<worker*> shared_hosts_of(job_id job);
+
+  /// Every process that hosts shared actors, leaving out the same.
+  std::vector<worker*> shared_hosts();
 
 private:
   std::unordered_map<worker_id, worker> workers_;

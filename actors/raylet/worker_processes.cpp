@@ -47,16 +47,18 @@ void start_failed(raylet_actor* self, job_id job, const std::string& how) {
                  "(or prism::serve_if_worker) first in main");
 }
 
-// Launches a worker process for `job`; it hosts one actor instance if
-// `hosts_actor`. Returns its id at once: the launcher answers later with
-// `worker_launched`, and a node that waits for a fork server still serves.
-worker_id launch(raylet_actor* self, job_id job, bool hosts_actor,
+// Launches a worker process for `job`; it hosts actor instances if
+// `hosts_actor`: one, or any number of the job's shared ones if `shared`.
+// Returns its id at once: the launcher answers later with `worker_launched`,
+// and a node that waits for a fork server still serves.
+worker_id launch(raylet_actor* self, job_id job, bool hosts_actor, bool shared,
                  const worker_program& program) {
   auto& st = self->state;
   worker_pool::worker w;
   w.id = worker_id{unique_id::random()};
   w.job = job;
   w.hosts_actor = hosts_actor;
+  w.shares_actors = shared;
   w.token = unique_id::random().hex() + unique_id::random().hex();
   w.started_at = std::chrono::steady_clock::now();
   auto raylet = self->address();
@@ -90,45 +92,115 @@ void ended_before_registering(raylet_actor* self, const worker_id& id,
   st.pool.remove(id);
   start_queued_hosts(self);
   if (auto p = st.pending_hosts.find(id); p != st.pending_hosts.end()) {
-    auto instance = std::move(p->second);
+    auto instances = std::move(p->second);
     st.pending_hosts.erase(p);
-    host_failed(self, instance, "its worker process " + how);
+    for (auto& instance : instances)
+      host_failed(self, instance, "its worker process " + how);
     return;
   }
   start_failed(self, job, how);
   schedule(self);
 }
 
-// The process started for an instance registered: it hosts the instance
-// now, and the host it answers with is watched as any other.
-void hand_instance(raylet_actor* self, const worker_id& id,
-                   const caf::actor& worker) {
+// Hands the instance `msg` to the registered worker process `id`: the host
+// it answers with is watched as any other.
+void hand_to(raylet_actor* self, const worker_id& id, const caf::actor& worker,
+             protocol::host_actor msg) {
   auto& st = self->state;
-  auto p = st.pending_hosts.find(id);
-  if (p == st.pending_hosts.end()) {
-    // Its instance was dropped while it started: it has nothing to host.
+  // What is needed of the instance once the process answers: not its
+  // arguments.
+  protocol::host_actor instance;
+  instance.spec.id = msg.spec.id;
+  instance.spec.resources = msg.spec.resources;
+  instance.incarnation = msg.incarnation;
+  self->request(worker, st.cfg.worker_start_timeout, std::move(msg))
+      .then(
+          [self, id, instance](caf::actor& host) {
+            self->monitor(host);
+            self->state.hosts.emplace(
+                host.address(),
+                hosted_instance{host, instance.spec.resources, instance.spec.id,
+                                instance.incarnation, id});
+          },
+          [self, id, instance](caf::error& err) {
+            host_failed(self, instance,
+                        "its worker process did not host it (" +
+                            self->system().render(err) + ")");
+            auto w = self->state.pool.find(id);
+            if (w == nullptr)
+              return;
+            if (w->shares_actors)
+              instance_ended_in(self, *w);
+            else
+              kill_worker_process(self, *w, "did not host its actor");
+          });
+}
+
+// The process started for instances registered: it hosts them now.
+void hand_instances(raylet_actor* self, const worker_id& id,
+                    const caf::actor& worker) {
+  auto& st = self->state;
+  std::vector<protocol::host_actor> instances;
+  if (auto p = st.pending_hosts.find(id); p != st.pending_hosts.end()) {
+    instances = std::move(p->second);
+    st.pending_hosts.erase(p);
+  }
+  if (instances.empty()) {
+    // Its instances were dropped while it started: it has nothing to host.
     if (auto w = st.pool.remove(id))
       stop_idle_worker(self, *w);
     return;
   }
-  auto msg = std::move(p->second);
-  st.pending_hosts.erase(p);
-  self->request(worker, st.cfg.worker_start_timeout, msg)
-      .then(
-          [self, id, msg](caf::actor& host) {
-            self->monitor(host);
-            self->state.hosts.emplace(host.address(),
-                                      hosted_instance{host, msg.spec.resources,
-                                                      msg.spec.id,
-                                                      msg.incarnation, id});
-          },
-          [self, id, msg](caf::error& err) {
-            host_failed(self, msg,
-                        "its worker process did not host it (" +
-                            self->system().render(err) + ")");
-            if (auto w = self->state.pool.find(id))
-              kill_worker_process(self, *w, "did not host its actor");
-          });
+  for (auto& msg : instances)
+    hand_to(self, id, worker, std::move(msg));
+}
+
+// Gives the instance `msg` to the actor host process `w`: at once if it
+// runs, once it registers if it starts.
+void host_in(raylet_actor* self, worker_pool::worker& w,
+             protocol::host_actor msg) {
+  ++w.actors;
+  if (w.starting)
+    self->state.pending_hosts[w.id].push_back(std::move(msg));
+  else
+    hand_to(self, w.id, w.handle, std::move(msg));
+}
+
+// The process of `job` that hosts its next shared instance, or nullptr if
+// one more should start for it: the one hosting the fewest, once the job
+// has a process per CPU here, or no more may start now.
+worker_pool::worker* shared_host_for(raylet_actor* self, job_id job) {
+  auto hosts = self->state.pool.shared_hosts_of(job);
+  if (hosts.empty())
+    return nullptr;
+  auto least = *std::min_element(
+      hosts.begin(), hosts.end(),
+      [](const auto* x, const auto* y) { return x->actors < y->actors; });
+  if (least->actors == 0 || hosts.size() >= node_cpus(self) ||
+      self->state.pool.starting() >= max_starting(self))
+    return least;
+  return nullptr;
+}
+
+// Starts the instance `msg` in a process: a shared one that runs or starts,
+// or one launched for it. Returns false, leaving `msg` as it was, if it
+// must wait (for a start-up slot, or for its job's program to be checked).
+bool try_host(raylet_actor* self, protocol::host_actor& msg) {
+  auto& st = self->state;
+  auto job = msg.spec.job;
+  if (msg.spec.shared_host)
+    if (auto w = shared_host_for(self, job)) {
+      host_in(self, *w, std::move(msg));
+      return true;
+    }
+  if (st.pool.starting() >= max_starting(self))
+    return false;
+  auto program = program_of(self, job);
+  if (program == nullptr)
+    return false;
+  auto id = launch(self, job, true, msg.spec.shared_host, *program);
+  host_in(self, *st.pool.find(id), std::move(msg));
+  return true;
 }
 
 } // namespace
@@ -157,33 +229,43 @@ bool drop_unstarted_host(raylet_actor* self,
     st.hosts_to_start.erase(q);
     return true;
   }
-  for (auto p = st.pending_hosts.begin(); p != st.pending_hosts.end(); ++p)
-    if (is_it(p->second)) {
-      // Its process, once registered, finds no instance to host and stops.
-      st.available.add(p->second.spec.resources);
-      st.pending_hosts.erase(p);
-      return true;
-    }
+  for (auto& [id, instances] : st.pending_hosts) {
+    auto q = std::find_if(instances.begin(), instances.end(), is_it);
+    if (q == instances.end())
+      continue;
+    // A process left with no instance to host stops once it registers.
+    st.available.add(q->spec.resources);
+    instances.erase(q);
+    if (auto w = st.pool.find(id))
+      --w->actors;
+    return true;
+  }
   return false;
 }
 
 void start_queued_hosts(raylet_actor* self) {
   auto& st = self->state;
   // In order, but an instance whose job's program is not checked yet waits
-  // without holding up the others.
-  for (auto i = st.hosts_to_start.begin();
-       i != st.hosts_to_start.end() &&
-       st.pool.starting() < max_starting(self);) {
-    auto program = program_of(self, i->spec.job);
-    if (program == nullptr) {
+  // without holding up the others, and a shared one may go to a process
+  // that runs while others wait for a start-up slot.
+  for (auto i = st.hosts_to_start.begin(); i != st.hosts_to_start.end();) {
+    if (try_host(self, *i))
+      i = st.hosts_to_start.erase(i);
+    else
       ++i;
-      continue;
-    }
-    auto msg = std::move(*i);
-    i = st.hosts_to_start.erase(i);
-    auto id = launch(self, msg.spec.job, true, *program);
-    st.pending_hosts.emplace(id, std::move(msg));
   }
+}
+
+void instance_ended_in(raylet_actor* self, worker_pool::worker& w) {
+  auto& st = self->state;
+  if (w.actors > 0)
+    --w.actors;
+  if (w.actors > 0)
+    return;
+  w.idle_since = std::chrono::steady_clock::now();
+  if (!w.starting && st.finished_jobs.contains(w.job))
+    if (auto done = st.pool.remove(w.id))
+      stop_idle_worker(self, *done);
 }
 
 void refuse_job(raylet_actor* self, job_id job, errc code,
@@ -220,14 +302,16 @@ void maybe_start_worker_process(raylet_actor* self, job_id job) {
   auto program = program_of(self, job);
   if (program == nullptr)
     return; // Looked up and checked first; scheduled again then.
-  launch(self, job, false, *program);
+  launch(self, job, false, false, *program);
 }
 
 void host_in_process(raylet_actor* self, protocol::host_actor& msg) {
   auto& st = self->state;
   st.available.subtract(msg.spec.resources);
-  st.hosts_to_start.push_back(std::move(msg));
-  start_queued_hosts(self);
+  // The queue is gone over when what it waits for changes; a new instance
+  // waits behind it only if it cannot start now either.
+  if (!try_host(self, msg))
+    st.hosts_to_start.push_back(std::move(msg));
 }
 
 caf::result<protocol::worker_welcome>
@@ -269,7 +353,7 @@ caf::result<bool> worker_ready(raylet_actor* self,
                            : "exec");
   start_queued_hosts(self);
   if (hosts_actor) {
-    hand_instance(self, id, msg.handle);
+    hand_instances(self, id, msg.handle);
   } else {
     // Its job may have finished while it started, with nothing left to run.
     schedule(self);
@@ -368,6 +452,15 @@ void reap_idle_workers(raylet_actor* self) {
     stop_idle_worker(self, *gone);
     --live;
   }
+  // A process for shared actors that has hosted none for as long.
+  for (auto* w : st.pool.shared_hosts())
+    if (w->actors == 0 && !w->starting &&
+        now - w->idle_since >= st.cfg.idle_worker_timeout) {
+      st.log->debug("stopping actor host process {}: it hosts no actors",
+                    w->pid);
+      auto gone = st.pool.remove(w->id);
+      stop_idle_worker(self, *gone);
+    }
   self->delayed_send(self, st.cfg.idle_worker_timeout / 2,
                      protocol::reap_idle_atom::value);
 }

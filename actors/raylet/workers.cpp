@@ -151,6 +151,12 @@ void finish_job(raylet_actor* self, job_id job) {
   st.finished_jobs.insert(job);
   for (auto& w : st.pool.remove_idle_of(job))
     stop_idle_worker(self, w);
+  // Its processes for shared actors that host none go too; the others when
+  // their last actor ends (a detached one may outlive the job).
+  for (auto* w : st.pool.shared_hosts_of(job))
+    if (w->actors == 0 && !w->starting)
+      if (auto done = st.pool.remove(w->id))
+        stop_idle_worker(self, *done);
   // Its program's fork server stays a while: the next job of the same
   // program (a driver run again, the next job of a script) forks its
   // workers instead of starting them by exec.

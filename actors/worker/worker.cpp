@@ -1,6 +1,7 @@
 #include "worker/worker.hpp"
 
 #include <chrono>
+#include <unordered_set>
 
 #include <caf/all.hpp>
 
@@ -31,8 +32,11 @@ struct worker_state {
   std::shared_ptr<spdlog::logger> log;
   caf::actor owner;
   std::shared_ptr<owner_client> client;
-  /// The actor instance this worker hosts, if it hosts one.
-  caf::actor host;
+  /// The actor instances this worker hosts: one, or any number of its
+  /// job's shared ones.
+  std::unordered_set<caf::actor_addr> hosts;
+  /// Whether it hosts shared actors (it lives on when one ends).
+  bool shared = false;
 };
 
 using worker_actor = caf::stateful_actor<worker_state>;
@@ -118,13 +122,19 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   st.client->release_refs(refs);
 }
 
-// Hosts an actor instance in this worker's process; the worker ends with it.
+// Hosts an actor instance in this worker's process; the worker ends with it,
+// unless the instance is one of its job's shared ones: then it hosts more,
+// and lives on until its node stops it.
 caf::result<caf::actor> host_instance(worker_actor* self,
                                       protocol::host_actor& msg) {
   auto& st = self->state;
-  if (st.host || !st.cfg.actor_pool)
+  if (!st.cfg.actor_pool)
     return caf::make_error(caf::sec::unexpected_message,
                            "this worker hosts no actor instances");
+  if (!st.hosts.empty() && !(st.shared && msg.spec.shared_host))
+    return caf::make_error(caf::sec::unexpected_message,
+                           "this worker hosts an actor of its own");
+  st.shared = msg.spec.shared_host;
   actor_host_config hc;
   hc.spec = std::move(msg.spec);
   hc.incarnation = msg.incarnation;
@@ -134,9 +144,10 @@ caf::result<caf::actor> host_instance(worker_actor* self,
   hc.directory = st.cfg.directory;
   hc.pool = st.cfg.actor_pool;
   hc.max_inline_bytes = st.cfg.max_inline_bytes;
-  st.host = spawn_actor_host(self->system(), std::move(hc));
-  self->monitor(st.host);
-  return st.host;
+  auto host = spawn_actor_host(self->system(), std::move(hc));
+  self->monitor(host);
+  st.hosts.insert(host.address());
+  return host;
 }
 
 caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
@@ -161,9 +172,10 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
   st.client->set_in_worker(true);
   self->monitor(st.cfg.raylet);
   set_checked_down_handler(self, [self](caf::down_msg& msg) {
-    if (msg.source == self->state.cfg.raylet)
+    auto& st = self->state;
+    if (msg.source == st.cfg.raylet)
       self->quit(caf::exit_reason::user_shutdown);
-    else if (msg.source == self->state.host)
+    else if (st.hosts.erase(msg.source) > 0 && !st.shared)
       self->quit(caf::exit_reason::normal);
   });
   self->attach_functor(

@@ -9,9 +9,13 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <malloc.h>
+#include <map>
 #include <memory>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -243,6 +247,114 @@ double get_100mb_across_nodes(const run_options& opts) {
   return mb / took.count();
 }
 
+/// Actors per second, created by a job of their own with `iso` and called
+/// once each (Ray's `many_actors` counts actors created and ready); the job
+/// ends after, and its actors with it.
+double create_actors(std::size_t n, prism::isolation iso) {
+  running_cluster();
+  auto job = client::connect("bench-actors");
+  std::vector<actor_handle<cluster_counter>> actors;
+  actors.reserve(n);
+  auto rate = ops_per_second(n, [&] {
+    for (std::size_t i = 0; i < n; ++i)
+      actors.push_back(
+          job.actor(cluster_counter::create).isolation(iso).remote());
+    std::vector<object_ref<int>> refs;
+    refs.reserve(n);
+    for (auto& a : actors)
+      refs.push_back(job.task(a, &cluster_counter::add).remote(1));
+    for (auto& ref : refs)
+      expect(job.get(ref, result_timeout) == 1,
+             "an actor's first call did not return 1");
+  });
+  job.shutdown();
+  return rate;
+}
+
+/// Actors in a process of their own each, forked from the job's program.
+double actor_creation_processes(const run_options& opts) {
+  return create_actors(opts.smoke ? 10 : 200, prism::isolation::process);
+}
+
+/// Actors in the processes a node shares among its job's actors.
+double actor_creation_shared(const run_options& opts) {
+  return create_actors(opts.iterations(20'000), prism::isolation::shared);
+}
+
+/// Resident memory of process `pid` in MB; 0 if it is gone.
+double resident_mb_of(int pid) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+/// `root` and every process below it.
+std::vector<int> process_tree(int root) {
+  std::multimap<int, int> children;
+  for (const auto& entry : std::filesystem::directory_iterator{"/proc"}) {
+    auto name = entry.path().filename().string();
+    if (!std::all_of(name.begin(), name.end(), ::isdigit))
+      continue;
+    std::ifstream stat{entry.path() / "stat"};
+    std::string text;
+    std::getline(stat, text);
+    auto close = text.rfind(')');
+    if (close == std::string::npos)
+      continue;
+    std::istringstream rest{text.substr(close + 2)};
+    std::string state;
+    int ppid = 0;
+    rest >> state >> ppid;
+    children.emplace(ppid, std::stoi(name));
+  }
+  std::vector<int> tree{root};
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    auto [from, to] = children.equal_range(tree[i]);
+    for (auto c = from; c != to; ++c)
+      tree.push_back(c->second);
+  }
+  return tree;
+}
+
+/// Resident memory of a one-node cluster of 2 CPUs (its one process, the
+/// head, and every process below it: fork server, spares, the actors'
+/// processes) with 100,000 shared actors alive, each called once, plus
+/// what the driver (this process) grew by while it made them.
+double shared_actors_100k_rss_mb(const run_options& opts) {
+  // A cluster of one node of its own; the metrics after start theirs.
+  the_cluster().reset();
+  auto o = bench_cluster::options("");
+  o.nodes = 0;
+  testing::process_cluster cluster{o};
+  auto n = opts.iterations(100'000);
+  malloc_trim(0);
+  auto driver_before = resident_mb_of(static_cast<int>(::getpid()));
+  std::vector<actor_handle<cluster_counter>> actors;
+  actors.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    actors.push_back(prism::actor(cluster_counter::create)
+                         .isolation(prism::isolation::shared)
+                         .remote());
+  std::vector<object_ref<int>> refs;
+  refs.reserve(n);
+  for (auto& a : actors)
+    refs.push_back(a.task(&cluster_counter::add).remote(1));
+  for (auto& ref : refs)
+    expect(get(ref, result_timeout) == 1,
+           "an actor's first call did not return 1");
+  refs.clear();
+  double mb = 0;
+  for (auto pid : process_tree(cluster.node_pid(0)))
+    mb += resident_mb_of(pid);
+  malloc_trim(0);
+  mb += std::max(0.0,
+                 resident_mb_of(static_cast<int>(::getpid())) - driver_before);
+  return mb;
+}
+
 /// The median time, over the node logs, from a worker process's start to
 /// its registration with its node, for the workers of the jobs this metric
 /// starts that were forked from their program's fork server (a spare of
@@ -398,6 +510,9 @@ std::vector<metric> cluster_metrics() {
       {"cluster_tasks_async", "per_s", false, tasks_async},
       {"cluster_actor_calls_sync", "per_s", false, actor_calls_sync},
       {"cluster_actor_calls_async", "per_s", false, actor_calls_async},
+      {"cluster_actor_creation", "per_s", false, actor_creation_processes},
+      {"cluster_actor_creation_shared", "per_s", false, actor_creation_shared},
+      {"cluster_100k_actors_rss_mb", "MB", false, shared_actors_100k_rss_mb},
       {"cluster_get_100mb_across_nodes", "MB_per_s", false,
        get_100mb_across_nodes},
       {"worker_process_start_ms", "ms", false, worker_process_start_ms},

@@ -102,6 +102,7 @@ inline internal::actor_spec sample_actor_spec() {
   spec.max_concurrency = 4;
   spec.resources = internal::resource_set{{{"GPU", 0.25}}};
   spec.owner = worker_id{unique_id::random()};
+  spec.shared_host = true;
   return spec;
 }
 

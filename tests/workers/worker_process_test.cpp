@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -405,6 +406,95 @@ BOOST_AUTO_TEST_CASE(
   BOOST_TEST(totals.size() == 10u);
   BOOST_TEST(totals.back() == 10);
   BOOST_TEST(eventually(10s, [&] { return process_gone(first); }));
+}
+
+/// `n` tallies in processes their node shares, starting at 0, 1, ...
+std::vector<prism::actor_handle<tally>> shared_tallies(int n,
+                                                       int max_restarts = 0) {
+  std::vector<prism::actor_handle<tally>> actors;
+  for (int i = 0; i < n; ++i)
+    actors.push_back(prism::actor(tally::create)
+                         .isolation(prism::isolation::shared)
+                         .max_restarts(max_restarts)
+                         .remote(i));
+  return actors;
+}
+
+std::vector<int> pids_of(const std::vector<prism::actor_handle<tally>>& as) {
+  std::vector<prism::object_ref<int>> refs;
+  for (auto& a : as)
+    refs.push_back(a.task(&tally::pid).remote());
+  return prism::get(refs, result_timeout);
+}
+
+BOOST_AUTO_TEST_CASE(shared_actors_share_a_process_per_cpu) {
+  worker_processes cluster;
+  auto actors = shared_tallies(50);
+  auto pids = pids_of(actors);
+  std::set<int> processes{pids.begin(), pids.end()};
+  // Two CPUs: two processes, none of them the driver's.
+  BOOST_TEST(processes.size() == 2u);
+  BOOST_TEST(!processes.contains(pid_here()));
+  // Each actor keeps its own state.
+  for (int i = 0; i < 50; ++i)
+    BOOST_TEST(prism::get(actors[i].task(&tally::add).remote(100),
+                          result_timeout) == i + 100);
+  // One actor's end is not its process's: the others go on in it.
+  prism::kill(actors[0]);
+  auto gone =
+      error_of<prism::actor_died_error>(actors[0].task(&tally::add).remote(1));
+  BOOST_TEST(gone != "no error", gone);
+  BOOST_TEST(!process_gone(pids[0]));
+  for (int i = 1; i < 50; ++i)
+    BOOST_TEST(prism::get(actors[i].task(&tally::pid).remote(),
+                          result_timeout) == pids[i]);
+  // An actor of a process of its own is not put in a shared one.
+  auto own = prism::actor(tally::create).remote(0);
+  BOOST_TEST(!processes.contains(
+      prism::get(own.task(&tally::pid).remote(), result_timeout)));
+  // Once it hosts no actor, a shared process stops after idling as long
+  // as an idle worker (300 ms here).
+  for (int i = 1; i < 50; ++i)
+    prism::kill(actors[i]);
+  for (auto pid : processes)
+    BOOST_TEST(eventually(10s, [&] { return process_gone(pid); }),
+               "shared process " << pid << " still runs");
+}
+
+BOOST_AUTO_TEST_CASE(
+    a_crash_of_a_shared_process_restarts_each_of_its_actors_by_its_own_max_restarts) {
+  worker_processes cluster;
+  // One of each kind per process: the first two start a process each, the
+  // next two go to the process that hosts the fewest.
+  auto restarting = shared_tallies(2, 1);
+  auto mortal = shared_tallies(2, 0);
+  auto restarting_pids = pids_of(restarting);
+  auto mortal_pids = pids_of(mortal);
+  BOOST_REQUIRE(restarting_pids[0] != restarting_pids[1]);
+  auto neighbour = mortal_pids[0] == restarting_pids[0] ? 0 : 1;
+  BOOST_REQUIRE(mortal_pids[neighbour] == restarting_pids[0]);
+  auto crashed = error_of<prism::actor_died_error>(
+      restarting[0].task(&tally::crash).remote());
+  BOOST_TEST(crashed != "no error", crashed);
+  BOOST_TEST(eventually(10s, [&] { return process_gone(restarting_pids[0]); }));
+  // The crashed actor restarts, in another process, from its start.
+  BOOST_TEST(prism::get(restarting[0].task(&tally::add).remote(1),
+                        result_timeout) == 1);
+  BOOST_TEST(prism::get(restarting[0].task(&tally::restarted).remote(),
+                        result_timeout));
+  BOOST_TEST(prism::get(restarting[0].task(&tally::pid).remote(),
+                        result_timeout) != restarting_pids[0]);
+  // Its neighbour had no restarts: it is dead, and says why.
+  auto dead = error_of<prism::actor_died_error>(
+      mortal[neighbour].task(&tally::add).remote(1));
+  BOOST_TEST(contains(dead, "max_restarts=0"), dead);
+  // The other process's actors never noticed.
+  BOOST_TEST(prism::get(restarting[1].task(&tally::add).remote(1),
+                        result_timeout) == 2);
+  BOOST_TEST(!prism::get(restarting[1].task(&tally::restarted).remote(),
+                         result_timeout));
+  BOOST_TEST(prism::get(mortal[1 - neighbour].task(&tally::pid).remote(),
+                        result_timeout) == restarting_pids[1]);
 }
 
 BOOST_AUTO_TEST_CASE(a_program_that_ends_before_init_is_reported) {

@@ -24,6 +24,20 @@ enum class lifetime : std::uint8_t {
   detached,
 };
 
+/// Where an actor runs when its node's workers are processes (a cluster, or
+/// embedded mode with `worker_processes`); embedded mode with worker threads
+/// hosts every actor in its own process either way.
+enum class isolation : std::uint8_t {
+  /// In a process of its own, as Ray's actors: a crash takes only it, and
+  /// creating it starts a process.
+  process,
+  /// In one of a few processes its node shares among the actors of its job
+  /// (one per CPU): creating it costs a message, not a process, and an idle
+  /// actor a few kilobytes. A crash of that process takes every actor in
+  /// it; each restarts by its own `max_restarts`.
+  shared,
+};
+
 namespace detail {
 
 /// Returns the registered name of a member function, or throws
@@ -189,6 +203,13 @@ public:
     if (n < 1)
       throw invalid_argument_error("max_concurrency must be 1 or more");
     opts_.max_concurrency = n;
+    return *this;
+  }
+
+  /// Where the actor runs: a process of its own (the default) or a process
+  /// its node shares among actors of its job. See `prism::isolation`.
+  actor_creator& isolation(prism::isolation i) {
+    opts_.shared_host = i == prism::isolation::shared;
     return *this;
   }
 

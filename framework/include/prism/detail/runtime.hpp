@@ -78,6 +78,9 @@ struct actor_options {
   std::int32_t max_task_retries = 0;
   std::int32_t max_concurrency = 1;
   resource_map resources;
+  /// Hosted in a process its node shares among actors of its job, not in a
+  /// process of its own (worker processes only).
+  bool shared_host = false;
 };
 
 /// Where the calling code runs inside an actor, for `exit_actor` and

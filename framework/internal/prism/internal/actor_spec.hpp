@@ -29,6 +29,9 @@ struct actor_spec {
   /// The worker (driver, worker or actor) that created the actor; a
   /// non-detached actor dies with it.
   worker_id owner;
+  /// Hosted in a process its node shares among actors of its job
+  /// (`isolation::shared`), not in one of its own.
+  bool shared_host = false;
 
   friend bool operator==(const actor_spec&, const actor_spec&) = default;
 };
@@ -37,7 +40,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_spec& x) {
   return f(static_cast<unique_id&>(x.id), x.job, x.factory, x.class_tag, x.args,
            x.name, x.ns, x.detached, x.max_restarts, x.max_task_retries,
-           x.max_concurrency, x.resources, static_cast<unique_id&>(x.owner));
+           x.max_concurrency, x.resources, static_cast<unique_id&>(x.owner),
+           x.shared_host);
 }
 
 /// Why an actor died, for the code that acts on it (a supervisor, an owner);
