@@ -95,6 +95,51 @@ private:
   ssl_ptr ssl_;
 };
 
+/// `Policy` (TCP, or a TLS session) reading ahead: CAF's stream asks for a
+/// BASP header, then for its payload, each read a system call; this reads
+/// what the socket has, up to 64 KB, and hands it out as asked, so that a
+/// burst of small messages costs a read, not two per message. A read at
+/// least as large as that, with nothing read ahead, goes straight into the
+/// stream's buffer.
+template <class Policy>
+class read_ahead : public Policy {
+public:
+  using Policy::Policy;
+
+  static constexpr std::size_t capacity = 64 * 1024;
+
+  net::rw_state read_some(std::size_t& result, net::native_socket fd, void* buf,
+                          std::size_t len) {
+    result = 0;
+    if (pos_ == end_) {
+      if (len >= capacity)
+        return Policy::read_some(result, fd, buf, len);
+      pos_ = end_ = 0;
+      std::size_t got = 0;
+      auto state = Policy::read_some(got, fd, ahead_.data(), ahead_.size());
+      if (state != net::rw_state::success || got == 0)
+        return state;
+      end_ = got;
+    }
+    auto n = std::min(len, end_ - pos_);
+    std::copy_n(ahead_.data() + pos_, n, static_cast<char*>(buf));
+    pos_ += n;
+    result = n;
+    return net::rw_state::success;
+  }
+
+  /// The stream reads on while bytes wait here: the socket, drained into
+  /// this buffer, would not wake it for them.
+  bool must_read_more(net::native_socket fd, std::size_t threshold) {
+    return pos_ != end_ || Policy::must_read_more(fd, threshold);
+  }
+
+private:
+  std::vector<char> ahead_ = std::vector<char>(capacity);
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+};
+
 using basp_header = caf::io::basp::header;
 
 /// What a connection lets its peer announce: `handshake` bytes until its
@@ -236,7 +281,7 @@ private:
   net::stream_impl<Policy> stream_;
 };
 
-using tls_scribe = capped_scribe<tls_policy>;
-using plain_scribe = capped_scribe<caf::policy::tcp>;
+using tls_scribe = capped_scribe<read_ahead<tls_policy>>;
+using plain_scribe = capped_scribe<read_ahead<caf::policy::tcp>>;
 
 } // namespace prism::actors
