@@ -1,10 +1,14 @@
 #include "gcs/durability.hpp"
 
 #include <algorithm>
+#include <unordered_map>
+#include <vector>
 
 #include <caf/all.hpp>
 
 #include "gcs/gcs_state.hpp"
+#include "protocol/gcs_raylet_actors.hpp"
+#include "protocol/owner_gcs.hpp"
 
 namespace prism::actors::gcs_detail {
 
@@ -74,18 +78,68 @@ void answer_deferred(durability_state& st, std::uint64_t up_to,
   }
 }
 
+/// The messages deferred for one receiver, made into one where they can be:
+/// a run of actor updates, or of instances to host, goes as one message.
+struct receiver_batch {
+  caf::actor to;
+  protocol::actor_updates updates;
+  protocol::host_actors hosts;
+
+  template <class T>
+  void send_run(gcs_actor* self, std::vector<T>& run) {
+    if (run.size() == 1)
+      self->send(to, std::move(run.front()));
+    else if (!run.empty())
+      self->send(to, std::move(run));
+    run.clear();
+  }
+
+  void flush(gcs_actor* self) {
+    send_run(self, updates);
+    send_run(self, hosts);
+  }
+};
+
+/// Sends the messages deferred up to `up_to`, each receiver's in order, in
+/// as few messages as it can: a burst of actor creations takes a message
+/// per receiver and commit, not one per actor.
+void send_deferred(gcs_actor* self, std::uint64_t up_to) {
+  auto& st = self->state.durability;
+  std::vector<receiver_batch> batches;
+  std::unordered_map<caf::actor, std::size_t> index;
+  while (!st.deferred_sends.empty() &&
+         st.deferred_sends.front().after <= up_to) {
+    auto h = std::move(st.deferred_sends.front());
+    st.deferred_sends.pop_front();
+    auto [i, added] = index.emplace(h.to, batches.size());
+    if (added)
+      batches.push_back(receiver_batch{h.to, {}, {}});
+    auto& b = batches[i->second];
+    if (h.content.match_elements<protocol::actor_update>()) {
+      b.send_run(self, b.hosts);
+      b.updates.push_back(
+          std::move(h.content.get_mutable_as<protocol::actor_update>(0)));
+    } else if (h.content.match_elements<protocol::host_actor>()) {
+      b.send_run(self, b.updates);
+      b.hosts.push_back(
+          std::move(h.content.get_mutable_as<protocol::host_actor>(0)));
+    } else {
+      b.flush(self);
+      self->send(h.to, std::move(h.content));
+    }
+  }
+  for (auto& b : batches)
+    b.flush(self);
+}
+
 } // namespace
 
 void on_committed(gcs_actor* self, std::uint64_t up_to,
                   const std::string& failure) {
   auto& st = self->state.durability;
   st.committed = std::max(st.committed, up_to);
-  while (failure.empty() && !st.deferred_sends.empty() &&
-         st.deferred_sends.front().after <= up_to) {
-    auto& h = st.deferred_sends.front();
-    self->send(h.to, std::move(h.content));
-    st.deferred_sends.pop_front();
-  }
+  if (failure.empty())
+    send_deferred(self, up_to);
   answer_deferred(st, up_to, failure);
   if (!failure.empty()) {
     // Memory now holds changes the disk does not: serving them would show

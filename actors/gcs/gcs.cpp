@@ -86,6 +86,10 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](protocol::actor_started& msg) {
         accept_started_instance(self, msg);
       },
+      [self](protocol::actors_started& batch) {
+        for (auto& msg : batch)
+          accept_started_instance(self, msg);
+      },
       [self](const protocol::actor_ended& msg) { end_actor(self, msg); },
       [self](const protocol::actor_instance_lost& msg) {
         instance_failed(self, msg);

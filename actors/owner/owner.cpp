@@ -113,6 +113,10 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
         return task_state_of(self, msg.task);
       },
       [self](const protocol::actor_update& msg) { actor_updated(self, msg); },
+      [self](const protocol::actor_updates& batch) {
+        for (const auto& msg : batch)
+          actor_updated(self, msg);
+      },
       [self](const protocol::gcs_restarted&) { resubscribe_actors(self); },
       [self](protocol::actor_task_done& msg) { actor_call_done(self, msg); },
       [self](protocol::actor_tasks_done& batch) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 
@@ -23,6 +24,11 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, host_actor& x) {
   return f(x.spec, x.incarnation);
 }
+
+/// gcs -> raylet: several `host_actor` at once, in order. raylet -> worker
+/// process: the instances to host in it (one, or its job's shared ones),
+/// answered with their hosts (`std::vector<caf::actor>`), in order.
+using host_actors = std::vector<host_actor>;
 
 /// gcs -> raylet: the instance of `host_actor` with this incarnation is no
 /// longer wanted: the actor died (killed, or its owner died) before the
@@ -53,6 +59,9 @@ typename Inspector::result_type inspect(Inspector& f, actor_started& x) {
   return f(static_cast<unique_id&>(x.actor), x.incarnation, x.host,
            static_cast<unique_id&>(x.node), x.contact);
 }
+
+/// worker process -> gcs: several `actor_started` of its hosts at once.
+using actors_started = std::vector<actor_started>;
 
 /// raylet -> gcs: the instance is lost: the process that was to host it did
 /// not start or register, or the process that hosted it died. The actor

@@ -59,6 +59,10 @@ typename Inspector::result_type inspect(Inspector& f, actor_update& x) {
            x.max_task_retries, x.death_kind, x.death_cause, x.host_contact);
 }
 
+/// gcs -> owner (or any subscriber): several `actor_update` at once, in
+/// order.
+using actor_updates = std::vector<actor_update>;
+
 /// anyone -> gcs: find a live named actor. Answered with `actor_found`.
 struct lookup_actor {
   std::string ns;

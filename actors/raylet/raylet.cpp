@@ -117,6 +117,11 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](protocol::view_size_atom) { return live_node_count(self); },
       [self](protocol::host_actor& msg) { start_actor_host(self, msg); },
+      [self](protocol::host_actors& batch) {
+        for (auto& msg : batch)
+          start_actor_host(self, msg);
+      },
+      [self](hand_atom) { hand_queued_instances(self); },
       [self](const protocol::drop_instance& msg) { drop_instance(self, msg); },
       [self](const protocol::finish_job& msg) { finish_job(self, msg.job); },
       [self](protocol::cluster_view& msg) {

@@ -55,6 +55,10 @@ struct lease {
   bool blocked = false;
 };
 
+/// The raylet hands the instances queued for running actor host processes
+/// (`raylet_state::to_hand`).
+using hand_atom = caf::atom_constant<caf::atom("hand")>;
+
 struct hosted_instance {
   caf::actor host;
   internal::resource_set resources;
@@ -125,6 +129,12 @@ struct raylet_state {
       pending_hosts;
   /// Actor instances waiting for a start-up slot to launch their process.
   std::deque<protocol::host_actor> hosts_to_start;
+  /// Actor instances for processes that run, sent to each in one message
+  /// once the messages before them are handled (`hand_atom`): a burst of
+  /// shared actors takes a message per process, not one per actor.
+  std::unordered_map<worker_id, protocol::host_actors> to_hand;
+  /// Whether a `hand_atom` is on its way.
+  bool hand_scheduled = false;
   /// Per job, the program its worker processes run, checked on this host
   /// (unless the node runs one program for every job, `cfg.program`).
   std::unordered_map<job_id, worker_program> programs;
@@ -248,13 +258,17 @@ void host_in_process(raylet_actor* self, protocol::host_actor& msg);
 bool drop_unstarted_host(raylet_actor* self,
                          const protocol::drop_instance& msg);
 
+/// Sends each running actor host process the instances queued for it.
+void hand_queued_instances(raylet_actor* self);
+
 /// Launches the processes of queued actor instances while start-up slots
 /// are free and their jobs' programs are checked.
 void start_queued_hosts(raylet_actor* self);
 
-/// An instance that the shared actor host process `w` hosted, or was to
-/// host, ended or was dropped: a process left with none stops when its job
-/// has finished, or once it idled as long as an idle worker.
+/// An instance that the actor host process `w` hosted, or was to host,
+/// ended or was dropped: a process left with none stops (once it registers,
+/// if it starts); a shared one only when its job has finished, or once it
+/// idled as long as an idle worker.
 void instance_ended_in(raylet_actor* self, worker_pool::worker& w);
 
 /// The instance `msg` asks for could not start here: the control store

@@ -102,37 +102,59 @@ void ended_before_registering(raylet_actor* self, const worker_id& id,
   schedule(self);
 }
 
-// Hands the instance `msg` to the registered worker process `id`: the host
-// it answers with is watched as any other.
+// The instances `batch` could not start in the worker process `id`.
+void not_hosted(raylet_actor* self, const worker_id& id,
+                const protocol::host_actors& batch, const std::string& why) {
+  for (auto& instance : batch) {
+    host_failed(self, instance, why);
+    auto w = self->state.pool.find(id);
+    if (w == nullptr)
+      continue;
+    if (w->shares_actors)
+      instance_ended_in(self, *w);
+    else
+      kill_worker_process(self, *w, "did not host its actor");
+  }
+}
+
+// Hands the instances of `batch` to the registered worker process `id`: the
+// hosts it answers with are watched as any other.
 void hand_to(raylet_actor* self, const worker_id& id, const caf::actor& worker,
-             protocol::host_actor msg) {
+             protocol::host_actors batch) {
   auto& st = self->state;
-  // What is needed of the instance once the process answers: not its
+  // What is needed of the instances once the process answers: not their
   // arguments.
-  protocol::host_actor instance;
-  instance.spec.id = msg.spec.id;
-  instance.spec.resources = msg.spec.resources;
-  instance.incarnation = msg.incarnation;
-  self->request(worker, st.cfg.worker_start_timeout, std::move(msg))
+  protocol::host_actors instances;
+  instances.reserve(batch.size());
+  for (auto& msg : batch) {
+    auto& instance = instances.emplace_back();
+    instance.spec.id = msg.spec.id;
+    instance.spec.resources = msg.spec.resources;
+    instance.incarnation = msg.incarnation;
+  }
+  self->request(worker, st.cfg.worker_start_timeout, std::move(batch))
       .then(
-          [self, id, instance](caf::actor& host) {
-            self->monitor(host);
-            self->state.hosts.emplace(
-                host.address(),
-                hosted_instance{host, instance.spec.resources, instance.spec.id,
-                                instance.incarnation, id});
-          },
-          [self, id, instance](caf::error& err) {
-            host_failed(self, instance,
-                        "its worker process did not host it (" +
-                            self->system().render(err) + ")");
-            auto w = self->state.pool.find(id);
-            if (w == nullptr)
+          [self, id, instances](std::vector<caf::actor>& hosts) {
+            if (hosts.size() != instances.size()) {
+              not_hosted(self, id, instances,
+                         "its worker process answered for " +
+                             std::to_string(hosts.size()) + " of " +
+                             std::to_string(instances.size()) + " instances");
               return;
-            if (w->shares_actors)
-              instance_ended_in(self, *w);
-            else
-              kill_worker_process(self, *w, "did not host its actor");
+            }
+            for (std::size_t i = 0; i < hosts.size(); ++i) {
+              auto& instance = instances[i];
+              self->monitor(hosts[i]);
+              self->state.hosts.emplace(
+                  hosts[i].address(),
+                  hosted_instance{hosts[i], instance.spec.resources,
+                                  instance.spec.id, instance.incarnation, id});
+            }
+          },
+          [self, id, instances](caf::error& err) {
+            not_hosted(self, id, instances,
+                       "its worker process did not host it (" +
+                           self->system().render(err) + ")");
           });
 }
 
@@ -140,7 +162,7 @@ void hand_to(raylet_actor* self, const worker_id& id, const caf::actor& worker,
 void hand_instances(raylet_actor* self, const worker_id& id,
                     const caf::actor& worker) {
   auto& st = self->state;
-  std::vector<protocol::host_actor> instances;
+  protocol::host_actors instances;
   if (auto p = st.pending_hosts.find(id); p != st.pending_hosts.end()) {
     instances = std::move(p->second);
     st.pending_hosts.erase(p);
@@ -151,19 +173,24 @@ void hand_instances(raylet_actor* self, const worker_id& id,
       stop_idle_worker(self, *w);
     return;
   }
-  for (auto& msg : instances)
-    hand_to(self, id, worker, std::move(msg));
+  hand_to(self, id, worker, std::move(instances));
 }
 
 // Gives the instance `msg` to the actor host process `w`: at once if it
 // runs, once it registers if it starts.
 void host_in(raylet_actor* self, worker_pool::worker& w,
              protocol::host_actor msg) {
+  auto& st = self->state;
   ++w.actors;
-  if (w.starting)
-    self->state.pending_hosts[w.id].push_back(std::move(msg));
-  else
-    hand_to(self, w.id, w.handle, std::move(msg));
+  if (w.starting) {
+    st.pending_hosts[w.id].push_back(std::move(msg));
+    return;
+  }
+  st.to_hand[w.id].push_back(std::move(msg));
+  if (!st.hand_scheduled) {
+    st.hand_scheduled = true;
+    self->send(self, hand_atom::value);
+  }
 }
 
 // The process of `job` that hosts its next shared instance, or nullptr if
@@ -229,18 +256,42 @@ bool drop_unstarted_host(raylet_actor* self,
     st.hosts_to_start.erase(q);
     return true;
   }
-  for (auto& [id, instances] : st.pending_hosts) {
-    auto q = std::find_if(instances.begin(), instances.end(), is_it);
-    if (q == instances.end())
+  auto waiting = [&](auto& by_process) {
+    for (auto& [id, instances] : by_process) {
+      auto q = std::find_if(instances.begin(), instances.end(), is_it);
+      if (q == instances.end())
+        continue;
+      // A process left with no instance to host stops once it registers,
+      // or once it idled as long as an idle worker.
+      st.available.add(q->spec.resources);
+      instances.erase(q);
+      if (auto w = st.pool.find(id))
+        instance_ended_in(self, *w);
+      return true;
+    }
+    return false;
+  };
+  return waiting(st.pending_hosts) || waiting(st.to_hand);
+}
+
+void hand_queued_instances(raylet_actor* self) {
+  auto& st = self->state;
+  st.hand_scheduled = false;
+  auto queued = std::move(st.to_hand);
+  st.to_hand.clear();
+  for (auto& [id, batch] : queued) {
+    if (batch.empty())
       continue;
-    // A process left with no instance to host stops once it registers.
-    st.available.add(q->spec.resources);
-    instances.erase(q);
-    if (auto w = st.pool.find(id))
-      --w->actors;
-    return true;
+    auto w = st.pool.find(id);
+    if (w == nullptr || w->disconnected || !w->killed_for.empty()) {
+      // Its process ended since: each instance is lost, as if it had
+      // been hosted there.
+      for (auto& instance : batch)
+        host_failed(self, instance, "its worker process ended");
+      continue;
+    }
+    hand_to(self, id, w->handle, std::move(batch));
   }
-  return false;
 }
 
 void start_queued_hosts(raylet_actor* self) {
@@ -263,7 +314,10 @@ void instance_ended_in(raylet_actor* self, worker_pool::worker& w) {
   if (w.actors > 0)
     return;
   w.idle_since = std::chrono::steady_clock::now();
-  if (!w.starting && st.finished_jobs.contains(w.job))
+  // One still starting stops once it registers with nothing to host.
+  if (w.starting)
+    return;
+  if (!w.shares_actors || st.finished_jobs.contains(w.job))
     if (auto done = st.pool.remove(w.id))
       stop_idle_worker(self, *done);
 }

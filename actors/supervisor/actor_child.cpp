@@ -100,6 +100,10 @@ caf::behavior child_behavior(child_actor* self, internal::actor_spec spec,
           });
   return {
       [self](const protocol::actor_update& update) { on_update(self, update); },
+      [self](const protocol::actor_updates& updates) {
+        for (const auto& update : updates)
+          on_update(self, update);
+      },
       [self](protocol::await_started) { return on_await_started(self); },
   };
 }

@@ -249,10 +249,12 @@ void run_queued(host_actor* self) {
   }
 }
 
-// Tells the control store that the instance runs.
+// Tells the control store that the instance runs, through its process's
+// reporter if it has one.
 void report_started(host_actor* self) {
   auto& st = self->state;
-  self->send(st.cfg.gcs,
+  auto reporter = caf::actor_cast<caf::actor>(st.cfg.reporter);
+  self->send(reporter ? reporter : st.cfg.gcs,
              protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
                                      caf::actor_cast<caf::actor>(self),
                                      st.cfg.node, own_contact(self->system())});

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <caf/actor.hpp>
+#include <caf/actor_addr.hpp>
 #include <caf/actor_system.hpp>
 
 #include "common/executor.hpp"
@@ -21,6 +22,9 @@ struct actor_host_config {
   std::shared_ptr<executor> pool;
   /// `put` values larger than this go to the node's object store.
   std::size_t max_inline_bytes = 100 * 1024;
+  /// The actor of the host's process that reports its start to the control
+  /// store together with others; none (or gone): the host reports itself.
+  caf::actor_addr reporter;
 };
 
 /// Spawns the host of one actor instance: an event-based CAF actor (no

@@ -1,7 +1,9 @@
 #include "worker/worker.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_set>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -37,7 +39,13 @@ struct worker_state {
   std::unordered_set<caf::actor_addr> hosts;
   /// Whether it hosts shared actors (it lives on when one ends).
   bool shared = false;
+  /// Starts of its hosts, to report together (`report_atom`).
+  protocol::actors_started started;
+  bool report_scheduled = false;
 };
+
+/// The worker reports the starts of its hosts.
+using report_atom = caf::atom_constant<caf::atom("report")>;
 
 using worker_actor = caf::stateful_actor<worker_state>;
 
@@ -122,19 +130,9 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   st.client->release_refs(refs);
 }
 
-// Hosts an actor instance in this worker's process; the worker ends with it,
-// unless the instance is one of its job's shared ones: then it hosts more,
-// and lives on until its node stops it.
-caf::result<caf::actor> host_instance(worker_actor* self,
-                                      protocol::host_actor& msg) {
+// Hosts one actor instance in this worker's process.
+caf::actor host_instance(worker_actor* self, protocol::host_actor& msg) {
   auto& st = self->state;
-  if (!st.cfg.actor_pool)
-    return caf::make_error(caf::sec::unexpected_message,
-                           "this worker hosts no actor instances");
-  if (!st.hosts.empty() && !(st.shared && msg.spec.shared_host))
-    return caf::make_error(caf::sec::unexpected_message,
-                           "this worker hosts an actor of its own");
-  st.shared = msg.spec.shared_host;
   actor_host_config hc;
   hc.spec = std::move(msg.spec);
   hc.incarnation = msg.incarnation;
@@ -144,10 +142,48 @@ caf::result<caf::actor> host_instance(worker_actor* self,
   hc.directory = st.cfg.directory;
   hc.pool = st.cfg.actor_pool;
   hc.max_inline_bytes = st.cfg.max_inline_bytes;
+  hc.reporter = self->address();
   auto host = spawn_actor_host(self->system(), std::move(hc));
   self->monitor(host);
   st.hosts.insert(host.address());
   return host;
+}
+
+// Hosts actor instances in this worker's process: one, with which the
+// worker ends, or any number of its job's shared ones, with which it lives
+// on until its node stops it.
+caf::result<std::vector<caf::actor>>
+host_instances(worker_actor* self, protocol::host_actors& batch) {
+  auto& st = self->state;
+  if (!st.cfg.actor_pool || batch.empty())
+    return caf::make_error(caf::sec::unexpected_message,
+                           "this worker hosts no actor instances");
+  bool shared = std::all_of(batch.begin(), batch.end(), [](const auto& msg) {
+    return msg.spec.shared_host;
+  });
+  if ((!shared && batch.size() > 1) ||
+      (!st.hosts.empty() && !(st.shared && shared)))
+    return caf::make_error(caf::sec::unexpected_message,
+                           "an actor of its own shares no process");
+  st.shared = shared;
+  std::vector<caf::actor> hosts;
+  hosts.reserve(batch.size());
+  for (auto& msg : batch)
+    hosts.push_back(host_instance(self, msg));
+  return hosts;
+}
+
+// Reports the hosts of this process that started to the control store, all
+// that are waiting in one message.
+void report_started(worker_actor* self) {
+  auto& st = self->state;
+  st.report_scheduled = false;
+  auto started = std::move(st.started);
+  st.started.clear();
+  if (started.size() == 1)
+    self->send(st.cfg.gcs, std::move(started.front()));
+  else if (!started.empty())
+    self->send(st.cfg.gcs, std::move(started));
 }
 
 caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
@@ -188,7 +224,20 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
       });
   return {
       [self](protocol::push_task& msg) { run_task(self, msg); },
-      [self](protocol::host_actor& msg) { return host_instance(self, msg); },
+      [self](protocol::host_actors& batch) {
+        return host_instances(self, batch);
+      },
+      [self](protocol::actor_started& msg) {
+        // From a host of this process: reported with the others that
+        // started meanwhile, once the messages before are handled.
+        auto& st = self->state;
+        st.started.push_back(std::move(msg));
+        if (!st.report_scheduled) {
+          st.report_scheduled = true;
+          self->send(self, report_atom::value);
+        }
+      },
+      [self](report_atom) { report_started(self); },
   };
 }
 

@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <unistd.h>
 #include <utility>
@@ -147,6 +148,40 @@ BOOST_AUTO_TEST_CASE(an_actor_lives_in_a_worker_process_of_the_head_node) {
   auto pid = prism::get(counter.task(&tally::pid).remote(), result_timeout);
   BOOST_TEST(pid != pid_here());
   BOOST_TEST(pid != cluster.node_pid(0));
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// A burst of shared actors on two nodes: the control store tells each node
+// of many at once, each node hands many to each of its shared processes at
+// once, and each process reports many starts at once; every actor starts,
+// once, with its own state, in a process per CPU of its node.
+BOOST_AUTO_TEST_CASE(a_burst_of_shared_actors_starts_in_a_process_per_cpu) {
+  auto o = attached_cluster(1);
+  o.cpus = 2;
+  process_cluster cluster{o};
+  constexpr int n = 400;
+  std::vector<prism::actor_handle<tally>> actors;
+  for (int i = 0; i < n; ++i)
+    actors.push_back(prism::actor(tally::create)
+                         .isolation(prism::isolation::shared)
+                         .remote(i));
+  std::vector<prism::object_ref<int>> totals;
+  std::vector<prism::object_ref<int>> pids;
+  for (auto& a : actors) {
+    totals.push_back(a.task(&tally::add).remote(1000));
+    pids.push_back(a.task(&tally::pid).remote());
+  }
+  auto got = prism::get(totals, result_timeout);
+  for (int i = 0; i < n; ++i)
+    BOOST_TEST(got[i] == i + 1000);
+  auto where = prism::get(pids, result_timeout);
+  std::set<int> processes{where.begin(), where.end()};
+  // Two nodes of two CPUs: at most two processes each, all of workers.
+  BOOST_TEST(processes.size() >= 2u);
+  BOOST_TEST(processes.size() <= 4u);
+  BOOST_TEST(!processes.contains(pid_here()));
+  BOOST_TEST(!processes.contains(cluster.node_pid(0)));
+  BOOST_TEST(!processes.contains(cluster.node_pid(1)));
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

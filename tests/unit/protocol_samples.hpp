@@ -480,6 +480,12 @@ inline protocol::actor_update sample(type_tag<protocol::actor_update>,
           .host_contact = "10.0.0.9:41009"};
 }
 
+inline protocol::actor_updates sample(type_tag<protocol::actor_updates>,
+                                      const caf::actor& a) {
+  return {sample(type_tag<protocol::actor_update>{}, a),
+          sample(type_tag<protocol::actor_update>{}, a)};
+}
+
 inline protocol::lookup_actor sample(type_tag<protocol::lookup_actor>,
                                      const caf::actor&) {
   return {.ns = "svc", .name = "counter"};
@@ -510,6 +516,12 @@ inline protocol::host_actor sample(type_tag<protocol::host_actor>,
   return {.spec = sample_actor_spec(), .incarnation = 4};
 }
 
+inline protocol::host_actors sample(type_tag<protocol::host_actors>,
+                                    const caf::actor& a) {
+  return {sample(type_tag<protocol::host_actor>{}, a),
+          sample(type_tag<protocol::host_actor>{}, a)};
+}
+
 inline protocol::drop_instance sample(type_tag<protocol::drop_instance>,
                                       const caf::actor&) {
   return {.actor = some_actor_id(), .incarnation = 3};
@@ -522,6 +534,12 @@ inline protocol::actor_started sample(type_tag<protocol::actor_started>,
           .host = a,
           .node = some_node(),
           .contact = "10.0.0.10:41010"};
+}
+
+inline protocol::actors_started sample(type_tag<protocol::actors_started>,
+                                       const caf::actor& a) {
+  return {sample(type_tag<protocol::actor_started>{}, a),
+          sample(type_tag<protocol::actor_started>{}, a)};
 }
 
 inline protocol::actor_instance_lost
