@@ -64,6 +64,9 @@ std::vector<metric> remote_floor_metrics();
 /// standard input closes. Returns the exit status.
 int run_floor_peer(bool tuned);
 
+/// Resident memory of process `pid` in MB (its VmRSS); 0 if it is gone.
+double resident_mb_of(int pid);
+
 /// The control store's storage: acknowledged actor writes with and without
 /// fsync, and recovery of a store of 100,000 actors.
 std::vector<metric> gcs_store_metrics();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <malloc.h>
+#include <unistd.h>
 
 #include <prism/prism.hpp>
 
@@ -170,12 +171,10 @@ double creation(const run_options& opts) {
 }
 
 double resident_mb() {
-  std::ifstream status{"/proc/self/status"};
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stod(line.substr(6)) / 1024.0;
-  throw std::runtime_error("cannot read VmRSS from /proc/self/status");
+  auto mb = resident_mb_of(static_cast<int>(::getpid()));
+  if (mb == 0)
+    throw std::runtime_error("cannot read VmRSS from /proc/self/status");
+  return mb;
 }
 
 // Resident memory of the whole process with 100,000 idle actors alive. Heap
@@ -204,6 +203,15 @@ std::vector<metric> actor_metrics() {
       {"actor_creation", "per_s", true, creation},
       {"actors_100k_rss_mb", "MB", true, rss_100k},
   };
+}
+
+double resident_mb_of(int pid) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::stod(line.substr(6)) / 1024.0;
+  return 0;
 }
 
 } // namespace prism::bench

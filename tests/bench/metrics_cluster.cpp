@@ -281,16 +281,6 @@ double actor_creation_shared(const run_options& opts) {
   return create_actors(opts.iterations(20'000), prism::isolation::shared);
 }
 
-/// Resident memory of process `pid` in MB; 0 if it is gone.
-double resident_mb_of(int pid) {
-  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0)
-      return std::stod(line.substr(6)) / 1024.0;
-  return 0;
-}
-
 /// `root` and every process below it.
 std::vector<int> process_tree(int root) {
   std::multimap<int, int> children;
