@@ -12,8 +12,10 @@
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "common/log.hpp"
 #include "common/program_file.hpp"
 #include "gcs/program_store.hpp"
+#include "join/cluster_token.hpp"
 #include "net/network.hpp"
 #include "net/peers.hpp"
 #include "net/tls.hpp"
@@ -190,6 +192,24 @@ protocol::job_program this_job_program() {
 
 namespace {
 
+/// Where a node's worker processes' output files go: the session directory
+/// (made, private, if there is none yet). Empty if it is another user's.
+std::string worker_output_directory() {
+  auto dir = session_directory();
+  std::error_code ec;
+  if (std::filesystem::create_directories(dir, ec))
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace, ec);
+  if (!is_private_directory(dir)) {
+    component_logger("raylet")->warn(
+        "worker processes' output goes to no files: the session directory {} "
+        "is missing or not this user's own (set PRISM_SESSION_DIR)",
+        dir);
+    return {};
+  }
+  return dir;
+}
+
 bool fork_workers(const config& cfg) {
   const char* env = std::getenv("PRISM_FORK_WORKERS");
   return cfg.fork_worker_processes &&
@@ -211,10 +231,15 @@ void use_worker_processes(caf::actor_system& sys, const config& cfg,
   rc.door_address = address_of(host_port{"127.0.0.1", *port});
   // A fork server keeps a spare for each worker process the node may start
   // at once (its CPUs).
+  worker_output::settings output;
+  output.dir = worker_output_directory();
+  output.max_file_bytes = std::max<std::uint64_t>(1, cfg.worker_log_max_bytes);
+  output.backups = cfg.worker_log_backups;
+  rc.output = std::make_shared<worker_output>(output);
   rc.launcher = std::make_shared<process_launcher>(
       fork_workers(cfg), std::chrono::milliseconds{cfg.fork_answer_timeout_ms},
       worker_common_environment(rc.door_address, tls_of(sys.config())),
-      std::max<std::size_t>(1, rc.prestart_workers));
+      std::max<std::size_t>(1, rc.prestart_workers), rc.output);
   rc.program = std::move(program);
   rc.worker_start_timeout =
       std::chrono::milliseconds{cfg.worker_start_timeout_ms};

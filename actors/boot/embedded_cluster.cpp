@@ -13,6 +13,7 @@
 #include "boot/components.hpp"
 #include "boot/serve_worker.hpp"
 #include "common/log.hpp"
+#include "common/output_source.hpp"
 #include "common/shared_queue_policy.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_client.hpp"
@@ -22,6 +23,7 @@
 #include "join/program_upload.hpp"
 #include "net/network.hpp"
 #include "net/peers.hpp"
+#include "owner/driver_output.hpp"
 #include "owner/owner.hpp"
 #include "prism/api.hpp"
 #include "prism/client.hpp"
@@ -196,6 +198,45 @@ void embedded_cluster::start_adopter() {
                         directory_);
 }
 
+caf::actor embedded_cluster::print_output_of(job_id job) {
+  // Tasks in threads of this process write to its stdout themselves.
+  if (!(attached_ || cfg_.worker_processes) ||
+      !output_to_driver(cfg_.log_to_driver))
+    return nullptr;
+  driver_output_config dc;
+  dc.job = job;
+  dc.gcs = gcs_;
+  dc.dedup = dedup_output(cfg_.dedup_logs);
+  dc.colour = output_in_colour();
+  auto printer = spawn_driver_output(*sys_, std::move(dc));
+  try {
+    ask_gcs<bool>(*sys_, gcs_, protocol::subscribe_output{job, printer},
+                  "asking for the job's output");
+  } catch (const error& e) {
+    component_logger("cluster")->warn(
+        "job {}: its workers' output is not printed here: {}", job.value,
+        e.what());
+  }
+  return printer;
+}
+
+void embedded_cluster::stop_output_of(job_id job) {
+  std::vector<caf::actor> stopped;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    for (auto i = outputs_.begin(); i != outputs_.end();) {
+      if (i->first == job || job == job_id{}) {
+        stopped.push_back(std::move(i->second));
+        i = outputs_.erase(i);
+      } else {
+        ++i;
+      }
+    }
+  }
+  for (auto& printer : stopped)
+    caf::anon_send_exit(printer, caf::exit_reason::user_shutdown);
+}
+
 std::shared_ptr<owner_client>
 embedded_cluster::make_driver(const std::string& ns) {
   auto head_node = head();
@@ -220,8 +261,11 @@ embedded_cluster::make_driver(const std::string& ns) {
   oc.directory = directory_;
   auto driver = std::make_shared<owner_client>(*sys_, std::move(oc));
   driver->owner_handle();
+  auto output = print_output_of(job);
   std::lock_guard<std::mutex> guard{mu_};
   drivers_.push_back(driver);
+  if (output)
+    outputs_.emplace_back(job, std::move(output));
   if (attached_ && !program_offered_) {
     program_offered_ = true;
     program_upload_ = spawn_program_upload(*sys_, gcs_, program);
@@ -246,6 +290,7 @@ void embedded_cluster::end_job(owner_client& driver) {
         "job {} ended without the control store: {}",
         driver.current_job().value, e.what());
   }
+  stop_output_of(driver.current_job());
   driver.fail_all(err);
   directory_->remove(driver.self());
   caf::anon_send_exit(driver.owner_handle(), caf::exit_reason::user_shutdown);
@@ -263,6 +308,7 @@ void embedded_cluster::end_jobs() {
       if (auto p = d.lock())
         drivers.push_back(std::move(p));
   }
+  stop_output_of(job_id{});
   bool gcs_up = attached_ || ask_keeper_bool(protocol::gcs_up_atom::value);
   for (auto& d : drivers) {
     d->fail_all(err);
@@ -589,10 +635,16 @@ bool is_worker_process() noexcept {
 
 void serve_if_worker() {
   // A fork server returns here only in a worker it forked.
-  if (actors::started_as_fork_server())
+  if (actors::started_as_fork_server()) {
+    actors::init_output_source();
     actors::serve_forks([] { actors::prepare_worker(); });
-  if (actors::started_as_worker())
+  }
+  if (actors::started_as_worker()) {
+    // Its stdout and stderr are its own now (a forked one's came with its
+    // launch).
+    actors::init_output_source();
     actors::serve_as_worker();
+  }
 }
 
 void shutdown() {

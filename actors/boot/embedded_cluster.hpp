@@ -147,6 +147,11 @@ private:
   /// Asks the keeper; false if it does not answer.
   bool ask_keeper_bool(caf::atom_value what);
   std::shared_ptr<owner_client> make_driver(const std::string& ns);
+  /// Starts an actor printing `job`'s worker processes' output here, if
+  /// this process prints it (`config::log_to_driver`); else nothing.
+  caf::actor print_output_of(job_id job);
+  /// Stops the actor printing `job`'s output (every job's, for a nil job).
+  void stop_output_of(job_id job);
   /// Starts the control store's owner (see `owner_directory::adopter`).
   void start_adopter();
 
@@ -170,6 +175,8 @@ private:
   /// Not attached: the control store this process runs.
   control_store control_;
   mutable std::mutex mu_;
+  /// The actor printing each job's output here (see `print_output_of`).
+  std::vector<std::pair<job_id, caf::actor>> outputs_ GUARDED_BY(mu_);
   /// Attached: hands this program to the control store, once.
   caf::actor program_upload_ GUARDED_BY(mu_);
   bool program_offered_ GUARDED_BY(mu_) = false;

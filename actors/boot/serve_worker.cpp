@@ -40,10 +40,10 @@ constexpr int cannot_register = 70;
 }
 
 [[noreturn]] void fail(const std::string& door, const std::string& why) {
-  std::fprintf(stderr,
-               "prism worker (pid %d): cannot register with the raylet's door "
-               "at %s: %s\n",
-               static_cast<int>(::getpid()), door.c_str(), why.c_str());
+  // To the node's log: this process's stderr is its user's.
+  component_logger("worker")->error(
+      "prism worker (pid {}): cannot register with the raylet's door at {}: {}",
+      static_cast<int>(::getpid()), door, why);
   leave(cannot_register);
 }
 

@@ -15,4 +15,9 @@ std::shared_ptr<spdlog::logger> component_logger(const std::string& name);
 /// level reads PRISM_LOG_LEVEL and falls back to "warn".
 void set_log_level(const std::string& level);
 
+/// Sends every component logger's records to descriptor `fd` instead of
+/// stderr, also those of loggers made before: a worker process whose stderr
+/// is its user's keeps Prism's own log apart (common/output_source.hpp).
+void set_log_descriptor(int fd);
+
 } // namespace prism::actors

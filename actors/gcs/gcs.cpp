@@ -35,7 +35,8 @@ void start(gcs_actor* self, const gcs_config& cfg) {
 /// A monitored actor went down: an actor's instance, a node's raylet or an
 /// owner of actors.
 void on_down(gcs_actor* self, const caf::down_msg& msg) {
-  if (host_down(self, msg) || raylet_down(self, msg))
+  if (host_down(self, msg) || raylet_down(self, msg) ||
+      output_sink_gone(self, msg.source))
     return;
   owner_gone(self, msg.source);
 }
@@ -66,6 +67,11 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](protocol::add_node& msg) { register_node(self, msg); },
       [self](const protocol::start_job& msg) { return start_job(self, msg); },
       [self](const protocol::finish_job& msg) { return finish_job(self, msg); },
+      [self](protocol::subscribe_output& msg) {
+        subscribe_output(self, msg);
+        return true;
+      },
+      [self](protocol::output_lines& msg) { return forward_output(self, msg); },
       [self](const protocol::get_job_program& msg) {
         return job_program_of(self, msg);
       },

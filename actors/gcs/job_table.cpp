@@ -70,10 +70,42 @@ caf::response_promise finish_job(gcs_actor* self,
     if (a.spec.job == msg.job && !a.spec.detached)
       mark_dead(self, a, internal::death_kind::job_ended, "its job ended");
   forget_lineage_of_job(self, msg.job);
+  st.jobs.output_sinks.erase(msg.job);
   for (auto& [id, n] : st.nodes.entries)
     if (n.info.alive)
       self->send(n.info.raylet, msg);
   return reply_when_durable(self, caf::make_message(true));
+}
+
+void subscribe_output(gcs_actor* self, protocol::subscribe_output& msg) {
+  if (!msg.sink)
+    return;
+  self->monitor(msg.sink);
+  self->state.jobs.output_sinks[msg.job] = std::move(msg.sink);
+}
+
+caf::result<caf::message> forward_output(gcs_actor* self,
+                                         protocol::output_lines& msg) {
+  auto& sinks = self->state.jobs.output_sinks;
+  auto sink = sinks.find(msg.job);
+  if (sink == sinks.end())
+    return caf::make_message(true);
+  self->delegate(sink->second, std::move(msg));
+  return caf::delegated<caf::message>{};
+}
+
+bool output_sink_gone(gcs_actor* self, const caf::actor_addr& source) {
+  auto& sinks = self->state.jobs.output_sinks;
+  bool found = false;
+  for (auto i = sinks.begin(); i != sinks.end();) {
+    if (i->second.address() == source) {
+      i = sinks.erase(i);
+      found = true;
+    } else {
+      ++i;
+    }
+  }
+  return found;
 }
 
 } // namespace prism::actors::gcs_detail

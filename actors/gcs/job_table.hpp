@@ -10,6 +10,7 @@
 
 #include "gcs/gcs_actor.hpp"
 #include "prism/ids.hpp"
+#include "protocol/output.hpp"
 #include "protocol/raylet_gcs.hpp"
 
 namespace prism::actors::gcs_detail {
@@ -26,6 +27,9 @@ struct job_entry {
 struct job_table {
   std::unordered_map<job_id, job_entry> entries;
   std::uint32_t next_job = 1;
+  /// Who takes each job's output (its driver), while it runs; not stored:
+  /// a driver asks again after a restart.
+  std::unordered_map<job_id, caf::actor> output_sinks;
 };
 
 /// Writes job `id` to the storage.
@@ -43,5 +47,16 @@ protocol::job_program job_program_of(gcs_actor* self,
 /// hears of it.
 caf::response_promise finish_job(gcs_actor* self,
                                  const protocol::finish_job& msg);
+
+/// A driver takes its job's output from now on.
+void subscribe_output(gcs_actor* self, protocol::subscribe_output& msg);
+
+/// Hands a node's output lines to their job's driver, which answers the
+/// node; answers `true` itself if no driver takes them.
+caf::result<caf::message> forward_output(gcs_actor* self,
+                                         protocol::output_lines& msg);
+
+/// Forgets the output sink `source`; false if it was none.
+bool output_sink_gone(gcs_actor* self, const caf::actor_addr& source);
 
 } // namespace prism::actors::gcs_detail

@@ -19,7 +19,7 @@ namespace prism::actors {
 
 namespace {
 
-std::string variable(const char* name) {
+std::string tls_variable(const char* name) {
   const char* value = std::getenv(name);
   return value != nullptr ? value : "";
 }
@@ -141,8 +141,9 @@ bool wait_for_socket(int fd, short events,
 tls_files resolve_tls(const tls_files& given) {
   auto result = given;
   if (!result.enabled())
-    result = tls_files{variable(tls_cert_variable), variable(tls_key_variable),
-                       variable(tls_ca_variable)};
+    result = tls_files{tls_variable(tls_cert_variable),
+                       tls_variable(tls_key_variable),
+                       tls_variable(tls_ca_variable)};
   if (!result.enabled())
     return result;
   std::string missing;

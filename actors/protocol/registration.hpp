@@ -18,6 +18,7 @@
 #include "protocol/kv.hpp"
 #include "protocol/lineage.hpp"
 #include "protocol/object_store.hpp"
+#include "protocol/output.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
@@ -161,7 +162,10 @@ using message_types = caf::detail::type_list<
     message_type<child_info, "prism.child_info">,
     message_type<std::vector<child_info>, "prism.child_info_list">,
     message_type<query_summary, "prism.query_summary">,
-    message_type<cluster_summary, "prism.cluster_summary">>;
+    message_type<cluster_summary, "prism.cluster_summary">,
+    message_type<output_line, "prism.output_line">,
+    message_type<output_lines, "prism.output_lines">,
+    message_type<subscribe_output, "prism.subscribe_output">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/log.hpp"
+#include "common/output_source.hpp"
 #include "prism/error.hpp"
 #include "worker/fork_wire.hpp"
 
@@ -72,14 +74,24 @@ int open_pidfd(pid_t pid) {
   return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
 }
 
+/// Where a worker process whose node reads its output finds the node's
+/// stderr, for Prism's own log: by exec, and below a fork server (whose
+/// descriptor 3 is its socket).
+constexpr int worker_log_fd = 3;
+constexpr int server_log_fd = 4;
+
 /// posix_spawn's attributes and file actions, destroyed on scope exit.
 struct spawn_setup {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t actions;
+  /// Copies of the descriptors handed over, above any number they go to.
+  std::vector<int> copies;
 
   /// `fds` are (descriptor here, its number in the new process) pairs to hand
-  /// over; the new process's numbers start at 3.
-  explicit spawn_setup(const std::vector<std::pair<int, int>>& fds) {
+  /// over; the new process's numbers start at 3, or are a standard
+  /// descriptor given another (a standard descriptor of this process is
+  /// handed over before it is replaced).
+  explicit spawn_setup(std::vector<std::pair<int, int>> fds) {
     ::posix_spawnattr_init(&attr);
     ::posix_spawn_file_actions_init(&actions);
     // A new process starts clean of what this process set up for itself:
@@ -93,6 +105,19 @@ struct spawn_setup {
     ::posix_spawnattr_setsigdefault(&attr, &all);
     ::posix_spawnattr_setflags(&attr,
                                POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    // A descriptor to hand over must not be a number another one goes to
+    // first.
+    for (auto& [from, to] : fds)
+      if (from > STDERR_FILENO) {
+        int copy = ::fcntl(from, F_DUPFD_CLOEXEC, 64);
+        if (copy >= 0) {
+          copies.push_back(copy);
+          from = copy;
+        }
+      }
+    std::stable_partition(fds.begin(), fds.end(), [](const auto& fd) {
+      return fd.first <= STDERR_FILENO;
+    });
     int first_closed = 3;
     for (auto [from, to] : fds) {
       ::posix_spawn_file_actions_adddup2(&actions, from, to);
@@ -102,6 +127,8 @@ struct spawn_setup {
   }
 
   ~spawn_setup() {
+    for (int fd : copies)
+      ::close(fd);
     ::posix_spawn_file_actions_destroy(&actions);
     ::posix_spawnattr_destroy(&attr);
   }
@@ -152,9 +179,11 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 process_launcher::process_launcher(
     bool fork_servers, std::chrono::milliseconds fork_answer_timeout,
-    std::vector<std::string> common_env, std::size_t spares)
+    std::vector<std::string> common_env, std::size_t spares,
+    std::shared_ptr<worker_output> output)
     : fork_servers_{fork_servers}, fork_answer_timeout_{fork_answer_timeout},
-      common_env_{std::move(common_env)}, spares_{spares} {
+      common_env_{std::move(common_env)}, spares_{spares}, output_{std::move(
+                                                               output)} {
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0)
     throw error(errc::internal,
@@ -217,9 +246,20 @@ pid_t process_launcher::spawn(const worker_program& program,
 
 void process_launcher::launch(const worker_program& program,
                               const std::vector<std::string>& env,
-                              exit_callback on_exit,
-                              start_callback on_started) {
-  launch_request r{program, env, std::move(on_exit), std::move(on_started)};
+                              exit_callback on_exit, start_callback on_started,
+                              job_id job) {
+  launch_request r{program, env,    std::move(on_exit), std::move(on_started),
+                   job,     nullptr};
+  if (output_) {
+    try {
+      r.pipes = output_->make_pipes();
+    } catch (const std::exception& e) {
+      // The process writes where this one does.
+      component_logger("raylet")->warn(
+          "the output of a worker process of job {} is not read: {}", job.value,
+          e.what());
+    }
+  }
   if (fork_servers_) {
     std::lock_guard<std::mutex> guard{mu_};
     auto key = program_key(program);
@@ -251,13 +291,30 @@ process_launcher::launch(const worker_program& program,
   return l;
 }
 
+void process_launcher::watch_output(
+    const std::shared_ptr<worker_output::pipes>& pipes, pid_t pid,
+    const std::string& name, job_id job) {
+  if (!pipes || !output_)
+    return;
+  pipes->close_write_ends();
+  output_->watch(*pipes, pid, name, job);
+}
+
 void process_launcher::start_by_exec(launch_request r) {
   launched l;
   int fd = -1;
   try {
     auto env = common_env_;
     env.insert(env.end(), r.env.begin(), r.env.end());
-    l.pid = spawn(r.program, env);
+    std::vector<std::pair<int, int>> fds;
+    if (r.pipes) {
+      fds = {{STDERR_FILENO, worker_log_fd},
+             {r.pipes->out_write, STDOUT_FILENO},
+             {r.pipes->err_write, STDERR_FILENO}};
+      env.push_back(std::string{output_log_fd_variable} + "=" +
+                    std::to_string(worker_log_fd));
+    }
+    l.pid = spawn(r.program, env, fds);
     fd = open_pidfd(l.pid);
     if (fd < 0) {
       auto why = std::string{std::strerror(errno)};
@@ -269,6 +326,10 @@ void process_launcher::start_by_exec(launch_request r) {
   } catch (const std::exception& e) {
     l = launched{0, false, false, e.what()};
   }
+  if (fd >= 0)
+    watch_output(r.pipes, l.pid, "worker-" + std::to_string(r.job.value),
+                 r.job);
+  r.pipes.reset();
   {
     std::lock_guard<std::mutex> guard{mu_};
     if (fd >= 0)
@@ -292,17 +353,31 @@ void process_launcher::start_server(const std::string& key,
   }
   constexpr int server_fd = 3;
   pid_t pid = 0;
+  std::shared_ptr<worker_output::pipes> pipes;
   try {
     auto env = common_env_;
     env.push_back(std::string{fork_wire::server_variable} + "=" +
                   std::to_string(server_fd));
     env.push_back(std::string{fork_wire::spares_variable} + "=" +
                   std::to_string(spares_));
-    pid = spawn(program, env, {{pair[1], server_fd}});
+    std::vector<std::pair<int, int>> fds{{pair[1], server_fd}};
+    if (output_) {
+      // What the program writes before `prism::init` goes to files of its
+      // server; each worker it forks gets pipes of its own.
+      pipes = output_->make_pipes();
+      fds.insert(fds.end(), {{STDERR_FILENO, server_log_fd},
+                             {pipes->out_write, STDOUT_FILENO},
+                             {pipes->err_write, STDERR_FILENO}});
+      env.push_back(std::string{output_log_fd_variable} + "=" +
+                    std::to_string(server_log_fd));
+    }
+    pid = spawn(program, env, fds);
   } catch (const std::exception& e) {
     refused_[key] = e.what();
   }
   ::close(pair[1]);
+  if (pid > 0)
+    watch_output(pipes, pid, "fork-server", job_id{});
   int pidfd = pid > 0 ? open_pidfd(pid) : -1;
   if (pidfd < 0) {
     if (pid > 0) {
@@ -323,8 +398,11 @@ bool process_launcher::ask_fork(fork_server& server, launch_request& r) {
   for (auto& e : r.env)
     entries += e + '\0';
   auto serial = ++next_request_;
+  std::vector<int> pass;
+  if (r.pipes)
+    pass = {r.pipes->out_write, r.pipes->err_write};
   if (!fork_wire::send(server.fd, {fork_wire::kind::fork, serial, 0, 0},
-                       entries))
+                       entries, pass))
     return false;
   requests_.emplace(serial, fork_request{server.pid,
                                          std::chrono::steady_clock::now() +
@@ -340,8 +418,14 @@ void process_launcher::read_server(const std::string& key, reports& out) {
   for (;;) {
     fork_wire::header h;
     std::string text;
+    std::vector<int> fds;
+    auto got = fork_wire::receive(s.fd, h, text, fds);
+    // The pidfd of a forked process rides along.
     int passed = -1;
-    auto got = fork_wire::receive(s.fd, h, text, passed);
+    if (fds.size() == 1)
+      passed = fds.front();
+    else
+      fork_wire::close_all(fds);
     if (got == fork_wire::received::none)
       return;
     if (got == fork_wire::received::closed) {
@@ -379,6 +463,9 @@ void process_launcher::read_server(const std::string& key, reports& out) {
       }
       // Known before the server's report of its end can come.
       auto& launch = r->second.launch;
+      watch_output(launch.pipes, h.pid,
+                   "worker-" + std::to_string(launch.job.value), launch.job);
+      launch.pipes.reset();
       processes_.emplace(
           h.pid, running_process{passed, std::move(launch.on_exit), s.pid});
       out.push_back([on_started = std::move(launch.on_started), pid = h.pid,

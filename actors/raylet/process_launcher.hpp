@@ -16,7 +16,9 @@
 
 #include <sys/types.h>
 
+#include "prism/ids.hpp"
 #include "prism/internal/thread_annotations.hpp"
+#include "raylet/worker_output.hpp"
 
 namespace prism::actors {
 
@@ -65,6 +67,11 @@ std::string describe_exit(int status);
 /// prepare to serve while they wait (worker/fork_server.hpp): they have
 /// the environment entries every worker of the node gets (`common_env`),
 /// and a launch's own entries come with its request.
+///
+/// With an `output`, each process's stdout and stderr are pipes that it
+/// reads (raylet/worker_output.hpp), a fork server's too, and Prism's own
+/// log of the process goes to this process's stderr (descriptor
+/// `output_log_fd_variable` names in the process).
 class process_launcher {
 public:
   /// Called on the launcher's thread with the pid and `describe_exit`.
@@ -92,7 +99,8 @@ public:
                             std::chrono::milliseconds fork_answer_timeout =
                                 default_fork_answer_timeout,
                             std::vector<std::string> common_env = {},
-                            std::size_t spares = 0);
+                            std::size_t spares = 0,
+                            std::shared_ptr<worker_output> output = nullptr);
 
   /// Kills (SIGKILL) every process still running, the fork servers too,
   /// reaps those it can, and stops its thread. Neither exit callbacks nor
@@ -106,10 +114,11 @@ public:
   /// common entries and `env` ("NAME=value" entries, which override, the
   /// last most), with default signal
   /// dispositions and an empty signal mask. Returns at once; `on_started`
-  /// says later which process started, or why none did.
+  /// says later which process started, or why none did. Its output's
+  /// lines go to the driver of `job`.
   void launch(const worker_program& program,
               const std::vector<std::string>& env, exit_callback on_exit,
-              start_callback on_started);
+              start_callback on_started, job_id job = {});
 
   /// The same, waiting for the answer (up to `fork_answer_timeout` and a
   /// start by exec): for tests and tools, never on an actor's thread.
@@ -155,6 +164,9 @@ private:
     std::vector<std::string> env;
     exit_callback on_exit;
     start_callback on_started;
+    job_id job;
+    /// Its stdout and stderr, if `output_` reads them.
+    std::shared_ptr<worker_output::pipes> pipes;
   };
 
   /// A fork request awaiting its server's answer.
@@ -171,6 +183,9 @@ private:
               const std::vector<std::string>& env,
               const std::vector<std::pair<int, int>>& fds = {});
   void start_by_exec(launch_request r);
+  /// `output_` reads the process `pid` that `pipes` (if any) were made for.
+  void watch_output(const std::shared_ptr<worker_output::pipes>& pipes,
+                    pid_t pid, const std::string& name, job_id job);
   void start_server(const std::string& key, const worker_program& program)
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ask_fork(fork_server& server, launch_request& r)
@@ -191,6 +206,7 @@ private:
   const std::chrono::milliseconds fork_answer_timeout_;
   const std::vector<std::string> common_env_;
   const std::size_t spares_;
+  const std::shared_ptr<worker_output> output_;
   mutable std::mutex mu_;
   std::unordered_map<pid_t, running_process> processes_ GUARDED_BY(mu_);
   /// By program (see `program_key`).

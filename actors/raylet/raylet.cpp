@@ -69,6 +69,11 @@ void start(raylet_actor* self, raylet_config cfg) {
     // Processes start per job, on demand.
     self->send(st.cfg.door, protocol::door_target{self_handle(self)});
     reap_idle_workers(self);
+    if (st.cfg.output)
+      st.cfg.output->on_pending([me = self->address()] {
+        if (auto r = caf::actor_cast<caf::actor>(me))
+          caf::anon_send(r, output_atom::value);
+      });
   } else {
     for (std::uint32_t i = 0; i < st.cfg.prestart_workers; ++i)
       start_worker(self);
@@ -122,6 +127,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
           start_actor_host(self, msg);
       },
       [self](hand_atom) { hand_queued_instances(self); },
+      [self](output_atom) { send_output(self); },
       [self](const protocol::drop_instance& msg) { drop_instance(self, msg); },
       [self](const protocol::finish_job& msg) { finish_job(self, msg.job); },
       [self](protocol::cluster_view& msg) {

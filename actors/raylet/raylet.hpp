@@ -38,6 +38,9 @@ struct raylet_config {
   /// Set: the node's workers are processes this launcher starts, each bound
   /// to one job from its start; not set: they are threads of this process.
   std::shared_ptr<process_launcher> launcher;
+  /// Reads the worker processes' output (the launcher's too); the raylet
+  /// sends its lines on to their jobs' drivers.
+  std::shared_ptr<worker_output> output;
   /// What worker processes of every job run (the embedded cluster: the
   /// program of this process); empty: each job's own program, which the
   /// control store names and this host must hold (see job_programs.cpp).

@@ -59,6 +59,9 @@ struct lease {
 /// (`raylet_state::to_hand`).
 using hand_atom = caf::atom_constant<caf::atom("hand")>;
 
+/// Lines of worker processes' output wait to be sent (`raylet_config::output`).
+using output_atom = caf::atom_constant<caf::atom("output")>;
+
 struct hosted_instance {
   caf::actor host;
   internal::resource_set resources;
@@ -135,6 +138,9 @@ struct raylet_state {
   std::unordered_map<worker_id, protocol::host_actors> to_hand;
   /// Whether a `hand_atom` is on its way.
   bool hand_scheduled = false;
+  /// Batches of output lines on their way to drivers, unanswered: the next
+  /// lines go once these are taken, and wait (or are dropped) meanwhile.
+  std::size_t output_in_flight = 0;
   /// Per job, the program its worker processes run, checked on this host
   /// (unless the node runs one program for every job, `cfg.program`).
   std::unordered_map<job_id, worker_program> programs;
@@ -323,6 +329,10 @@ bool host_gone(raylet_actor* self, const caf::down_msg& msg);
 
 /// Registers the node again with a restarted control store.
 void register_again(raylet_actor* self, const protocol::gcs_restarted& msg);
+
+/// Sends the worker processes' output lines waiting, a message per job,
+/// unless lines sent before are not answered yet.
+void send_output(raylet_actor* self);
 
 // -- the object store (object_serving.cpp) ------------------------------------
 

@@ -78,7 +78,8 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor, bool shared,
                                                       l.spare, l.error});
         else if (l.pid > 0)
           ::kill(l.pid, SIGKILL); // Its node is gone.
-      });
+      },
+      job);
   self->delayed_send(self, st.cfg.worker_start_timeout,
                      protocol::check_worker_process{id});
   return id;

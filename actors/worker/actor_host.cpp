@@ -7,6 +7,7 @@
 
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
+#include "common/output_source.hpp"
 #include "common/user_errors.hpp"
 #include "net/peers.hpp"
 #include "owner/owner_client.hpp"
@@ -38,6 +39,8 @@ struct instance_state {
   detail::actor_context ctx;
   std::atomic<bool> exit_requested{false};
   std::string failure;
+  /// Its class, as its process's output names it (common/output_source.hpp).
+  std::string source;
 
   /// Answers of calls that ran, which the host sends (see `answer`).
   struct answer {
@@ -67,6 +70,7 @@ using host_actor = caf::stateful_actor<host_state>;
 // Runs on an executor thread with the actor's runtime and context set.
 template <class F>
 void with_actor_context(instance_state& inst, F f) {
+  note_output_source(inst.source);
   detail::set_thread_runtime(inst.client.get());
   detail::set_current_actor(&inst.ctx);
   f();
@@ -319,6 +323,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   st.log = host_logger();
   install_default_handlers(self, st.log);
   st.inst = std::make_shared<instance_state>();
+  st.inst->source = actor_class_of(st.cfg.spec.factory);
   st.inst->ctx.actor = st.cfg.spec.id;
   st.inst->ctx.num_restarts = st.cfg.incarnation;
   auto self_id = worker_id{unique_id::random()};

@@ -50,6 +50,17 @@ void set_environment(const std::string& entries) {
   }
 }
 
+/// Makes the descriptors a request brought (its stdout and stderr, when
+/// its node reads them) this process's own, and closes them.
+void take_output(std::vector<int>& passed) {
+  if (passed.size() == 2) {
+    std::fflush(nullptr);
+    ::dup2(passed[0], STDOUT_FILENO);
+    ::dup2(passed[1], STDERR_FILENO);
+  }
+  fork_wire::close_all(passed);
+}
+
 /// A process forked ahead of a request, which prepares itself to serve
 /// (`prepare`) and waits on its socket for the request's environment.
 struct spare {
@@ -101,14 +112,17 @@ pid_t fork_child(const server& s) {
   return pid;
 }
 
-/// Forks for request `h`. Returns true in the forked process.
+/// Forks for request `h`, which brought `passed`. Returns true in the
+/// forked process.
 bool fork_one(const server& s, const fork_wire::header& h,
-              const std::string& text) {
+              const std::string& text, std::vector<int>& passed) {
   pid_t pid = fork_child(s);
   if (pid == 0) {
+    take_output(passed);
     set_environment(text);
     return true;
   }
+  fork_wire::close_all(passed);
   if (pid < 0) {
     fork_wire::send(s.fd, {fork_wire::kind::fork_failed, h.serial, 0, 0},
                     std::strerror(errno));
@@ -128,18 +142,18 @@ void serve_as_spare(int fd, const std::function<void()>& prepare) {
       ::_exit(0);
     fork_wire::header h;
     std::string text;
-    int passed = -1;
+    std::vector<int> passed;
     auto got = fork_wire::receive(fd, h, text, passed);
-    if (passed >= 0)
-      ::close(passed);
     if (got == fork_wire::received::closed)
       ::_exit(0); // Its server, and with it its node, is gone.
     if (got == fork_wire::received::message &&
         h.what == fork_wire::kind::fork) {
       ::close(fd);
+      take_output(passed);
       set_environment(text);
       return;
     }
+    fork_wire::close_all(passed);
   }
 }
 
@@ -166,14 +180,14 @@ bool add_spares(server& s, const std::function<void()>& prepare) {
   return false;
 }
 
-/// Hands request `h` to a spare, the one forked first; false if none took
-/// it (a spare that ended is forgotten).
+/// Hands request `h`, with the descriptors it brought, to a spare, the one
+/// forked first; false if none took it (a spare that ended is forgotten).
 bool hand_to_spare(server& s, const fork_wire::header& h,
-                   const std::string& text) {
+                   const std::string& text, const std::vector<int>& passed) {
   while (!s.spares.empty()) {
     auto next = s.spares.front();
     s.spares.erase(s.spares.begin());
-    bool sent = fork_wire::send(next.fd, h, text);
+    bool sent = fork_wire::send(next.fd, h, text, passed);
     ::close(next.fd);
     if (sent) {
       report_forked(s, h, next.pid, 1);
@@ -262,18 +276,23 @@ void serve_forks(const std::function<void()>& prepare) {
       continue;
     fork_wire::header h;
     std::string text;
-    int passed = -1;
+    std::vector<int> passed;
     auto got = fork_wire::receive(s.fd, h, text, passed);
-    if (passed >= 0)
-      ::close(passed);
     // The node is gone (or speaks nonsense): so is its server. Its
     // workers notice their node's end on their own.
     if (got == fork_wire::received::closed)
       ::_exit(0);
-    if (got != fork_wire::received::message || h.what != fork_wire::kind::fork)
+    if (got != fork_wire::received::message ||
+        h.what != fork_wire::kind::fork) {
+      fork_wire::close_all(passed);
       continue;
+    }
     s.served = true;
-    if (!hand_to_spare(s, h, text) && fork_one(s, h, text))
+    if (hand_to_spare(s, h, text, passed)) {
+      fork_wire::close_all(passed);
+      continue;
+    }
+    if (fork_one(s, h, text, passed))
       return;
   }
 }

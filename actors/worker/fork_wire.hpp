@@ -30,7 +30,8 @@ enum class kind : std::uint8_t {
   /// server -> node: it cannot serve and ends; `text` says why.
   refused = 2,
   /// node -> server: fork a worker, with `text` the "NAME=value" entries
-  /// to set in its environment, each ended by '\0'. The server passes it
+  /// to set in its environment, each ended by '\0', and, if two
+  /// descriptors ride along, its stdout and stderr. The server passes it
   /// on to a spare, if it has one.
   fork = 3,
   /// server -> node: forked, as `pid`; a pidfd of it rides along. `status`
@@ -69,17 +70,32 @@ inline bool decode(const char* data, std::size_t n, header& h,
   return true;
 }
 
-/// Sends one message on `fd`, with the descriptor `pass` along if it is not
-/// -1. Returns false if the socket is closed or broken.
-bool send(int fd, const header& h, const std::string& text = {}, int pass = -1);
+/// The most descriptors one message carries.
+inline constexpr std::size_t max_passed = 4;
+
+/// Sends one message on `fd`, with the descriptors `pass` along (at most
+/// `max_passed`). Returns false if the socket is closed or broken.
+bool send(int fd, const header& h, const std::string& text,
+          const std::vector<int>& pass);
+
+/// The same, with the descriptor `pass` along if it is not -1.
+inline bool send(int fd, const header& h, const std::string& text = {},
+                 int pass = -1) {
+  return send(fd, h, text,
+              pass >= 0 ? std::vector<int>{pass} : std::vector<int>{});
+}
 
 /// What `receive` found.
 enum class received { message, none, closed };
 
 /// Receives one message from `fd` (non-blocking): `none` if nothing is
-/// waiting, `closed` at the end of the stream or on an error. A descriptor
-/// that came along is put in `passed` (else -1); one on a malformed message
-/// is closed.
-received receive(int fd, header& h, std::string& text, int& passed);
+/// waiting, `closed` at the end of the stream or on an error. Descriptors
+/// that came along are put in `passed`, in order (else it is empty); those
+/// of a malformed message are closed.
+received receive(int fd, header& h, std::string& text,
+                 std::vector<int>& passed);
+
+/// Closes each of `fds` and empties it.
+void close_all(std::vector<int>& fds);
 
 } // namespace prism::actors::fork_wire

@@ -9,6 +9,7 @@
 
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
+#include "common/output_source.hpp"
 #include "common/user_errors.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
@@ -56,6 +57,7 @@ constexpr auto seal_timeout = std::chrono::seconds{30};
 void call_function(worker_actor* self, internal::task_spec& spec,
                    protocol::task_done& done) {
   auto& st = self->state;
+  note_output_source(spec.function);
   auto* entry = detail::function_registry::instance().find(spec.function);
   if (entry == nullptr) {
     done.error.code = errc::function_not_found;

@@ -811,6 +811,25 @@ inline protocol::cluster_summary sample(type_tag<protocol::cluster_summary>,
           .unplaced_actors = {some_resources()}};
 }
 
+inline protocol::output_line sample(type_tag<protocol::output_line>,
+                                    const caf::actor&) {
+  return {.source = "square", .pid = 4123, .err = true, .text = "x = 3"};
+}
+
+inline protocol::output_lines sample(type_tag<protocol::output_lines>,
+                                     const caf::actor& a) {
+  return {.job = job_id{3},
+          .node = some_node(),
+          .lines = {sample(type_tag<protocol::output_line>{}, a),
+                    {.source = "", .pid = 7, .err = false, .text = ""}},
+          .dropped = 12};
+}
+
+inline protocol::subscribe_output sample(type_tag<protocol::subscribe_output>,
+                                         const caf::actor& a) {
+  return {.job = job_id{3}, .sink = a};
+}
+
 template <class T>
 concept has_sample = requires(const caf::actor& a) {
   sample(type_tag<T>{}, a);

@@ -66,6 +66,10 @@ struct start_options {
   std::string node_ip;
   /// Head: the autoscaler's configuration file; empty: no autoscaler.
   std::string autoscaler;
+  /// Worker processes' output files: the size past which one is rotated,
+  /// and the rotated files kept.
+  std::uint64_t worker_log_max_bytes = 100 * 1024 * 1024;
+  std::uint32_t worker_log_backups = 5;
   /// Whether --host was given (a node's default is the interface it
   /// reaches the head from).
   bool host_given = false;
@@ -102,6 +106,8 @@ cluster_process::options process_options(const start_options& o) {
   po.cfg.storage_path = o.storage;
   po.program_cache = o.program_cache;
   po.cfg.log_level = o.log_level;
+  po.cfg.worker_log_max_bytes = o.worker_log_max_bytes;
+  po.cfg.worker_log_backups = o.worker_log_backups;
   po.listen = actors::host_port{o.host, o.port};
   if (!o.head && !o.host_given)
     po.listen.host.clear();
@@ -395,6 +401,16 @@ void add_node_options(CLI::App& start, start_options& so) {
       ->check(CLI::NonNegativeNumber);
   start.add_option("--resources", so.resources,
                    "Custom resources of this node, as JSON: '{\"GPU\": 1}'");
+  start
+      .add_option("--worker-log-max-bytes", so.worker_log_max_bytes,
+                  "A worker process's output file past this size is "
+                  "rotated (x.out becomes x.out.1)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  start
+      .add_option("--worker-log-backups", so.worker_log_backups,
+                  "Rotated output files kept per worker process and stream")
+      ->capture_default_str();
   start.add_option("--autoscaler", so.autoscaler,
                    "Head: grow and shrink the cluster as this JSON file "
                    "says (README, \"Autoscaler\")");

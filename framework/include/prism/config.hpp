@@ -59,6 +59,27 @@ struct config {
   /// and falls back to "warn".
   std::string log_level;
 
+  /// Whether this process prints what its job's tasks and actors write to
+  /// stdout and stderr in worker processes (on any node of a cluster, or in
+  /// the embedded cluster's worker processes), each line after who wrote
+  /// it: "(square pid=4123 node=5be0c2a7) text". Every line is also in
+  /// files of its worker process on its node (README, "Operating a
+  /// cluster"). The environment variable PRISM_LOG_TO_DRIVER=0 turns it
+  /// off too.
+  bool log_to_driver = true;
+  /// Whether a line that many workers print alike prints once, and the
+  /// count of its repeats within five seconds after it: "[repeated 9x
+  /// across cluster]". PRISM_DEDUP_LOGS=0 turns it off too.
+  bool dedup_logs = true;
+  /// A worker process's output file (`worker-<job>-<pid>.out` or `.err` in
+  /// the session directory of its node) that grows past this many bytes
+  /// is rotated: it becomes `.out.1` (the older ones `.2` ...), and a new
+  /// one starts. `worker_log_backups` rotated files are kept per stream.
+  /// For the embedded cluster's worker processes; a node of `prism start`
+  /// takes `--worker-log-max-bytes` and `--worker-log-backups`.
+  std::uint64_t worker_log_max_bytes = 100 * 1024 * 1024;
+  std::uint32_t worker_log_backups = 5;
+
   /// Upper bound on the workers one embedded node runs at once, counting
   /// workers that are blocked in `get` and lent their CPU back.
   std::uint32_t max_workers_per_node = 256;
