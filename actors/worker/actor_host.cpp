@@ -63,6 +63,8 @@ struct host_state {
   std::int32_t running = 0;
   bool ready = false;
   bool ending = false;
+  /// Why it ended, for the calls it refuses.
+  std::string end_cause;
 };
 
 using host_actor = caf::stateful_actor<host_state>;
@@ -208,23 +210,38 @@ void construct(host_actor* self) {
   st.running = 1;
 }
 
+/// How long an ending host waits for the control store to take its end.
+constexpr auto end_report_timeout = std::chrono::seconds{5};
+
+/// Answers `call` that its actor is dead.
+void refuse_call(host_actor* self, const protocol::actor_task& call) {
+  auto& st = self->state;
+  protocol::actor_task_done done;
+  done.actor = st.cfg.spec.id;
+  done.task = call.task;
+  done.incarnation = st.cfg.incarnation;
+  done.error.code = errc::actor_died;
+  done.error.message =
+      "actor " + st.cfg.spec.id.hex() + " is dead: " + st.end_cause;
+  self->send(call.reply_to, std::move(done));
+}
+
 void end_instance(host_actor* self, internal::death_kind kind,
                   const std::string& cause) {
   auto& st = self->state;
   st.ending = true;
-  self->send(st.cfg.gcs, protocol::actor_ended{
-                             st.cfg.spec.id, st.cfg.incarnation, kind, cause});
-  for (auto& call : st.queue) {
-    protocol::actor_task_done done;
-    done.actor = st.cfg.spec.id;
-    done.task = call.task;
-    done.incarnation = st.cfg.incarnation;
-    done.error.code = errc::actor_died;
-    done.error.message = "actor " + st.cfg.spec.id.hex() + " is dead: " + cause;
-    self->send(call.reply_to, std::move(done));
-  }
+  st.end_cause = cause;
+  for (auto& call : st.queue)
+    refuse_call(self, call);
   st.queue.clear();
-  self->quit(caf::exit_reason::normal);
+  // The host ends once the control store has the end: a worker process
+  // exits with its last host, and its node would report the instance lost
+  // (a crash, which restarts it) if the end were still on its way.
+  self->request(st.cfg.gcs, end_report_timeout,
+                protocol::actor_ended{st.cfg.spec.id, st.cfg.incarnation, kind,
+                                      cause})
+      .then([self] { self->quit(caf::exit_reason::normal); },
+            [self](caf::error&) { self->quit(caf::exit_reason::normal); });
 }
 
 // Hands queued calls to the pool, up to the actor's concurrency: in batches
@@ -284,6 +301,10 @@ make_owner_client(host_actor* self,
 }
 
 void on_call(host_actor* self, protocol::actor_task& call) {
+  if (self->state.ending) {
+    refuse_call(self, call);
+    return;
+  }
   self->state.queue.push_back(std::move(call));
   run_queued(self);
 }
