@@ -233,6 +233,7 @@ void use_worker_processes(caf::actor_system& sys, const config& cfg,
   // at once (its CPUs).
   worker_output::settings output;
   output.dir = worker_output_directory();
+  output.index = worker_output::index_name(rc.node);
   output.max_file_bytes = std::max<std::uint64_t>(1, cfg.worker_log_max_bytes);
   output.backups = cfg.worker_log_backups;
   rc.output = std::make_shared<worker_output>(output);

@@ -33,6 +33,7 @@
 #include "protocol/gcs_keeper.hpp"
 #include "protocol/lineage.hpp"
 #include "protocol/object_store.hpp"
+#include "protocol/output.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
@@ -198,6 +199,13 @@ void embedded_cluster::start_adopter() {
                         directory_);
 }
 
+namespace {
+
+/// How long a job's end waits for the last output of its workers.
+constexpr auto output_flush_timeout = std::chrono::seconds{5};
+
+} // namespace
+
 caf::actor embedded_cluster::print_output_of(job_id job) {
   // Tasks in threads of this process write to its stdout themselves.
   if (!(attached_ || cfg_.worker_processes) ||
@@ -220,21 +228,29 @@ caf::actor embedded_cluster::print_output_of(job_id job) {
   return printer;
 }
 
-void embedded_cluster::stop_output_of(job_id job) {
-  std::vector<caf::actor> stopped;
+void embedded_cluster::stop_output_of(job_id job, bool flush) {
+  std::vector<std::pair<job_id, caf::actor>> stopped;
   {
     std::lock_guard<std::mutex> guard{mu_};
     for (auto i = outputs_.begin(); i != outputs_.end();) {
       if (i->first == job || job == job_id{}) {
-        stopped.push_back(std::move(i->second));
+        stopped.push_back(std::move(*i));
         i = outputs_.erase(i);
       } else {
         ++i;
       }
     }
   }
-  for (auto& printer : stopped)
+  for (auto& [id, printer] : stopped) {
+    // What the job's workers wrote before it ended is printed first: their
+    // nodes send it on now, and answer once it is taken.
+    if (flush) {
+      caf::scoped_actor self{*sys_};
+      self->request(gcs_, output_flush_timeout, protocol::flush_output{id})
+          .receive([](bool) {}, [](caf::error&) {});
+    }
     caf::anon_send_exit(printer, caf::exit_reason::user_shutdown);
+  }
 }
 
 std::shared_ptr<owner_client>
@@ -290,7 +306,7 @@ void embedded_cluster::end_job(owner_client& driver) {
         "job {} ended without the control store: {}",
         driver.current_job().value, e.what());
   }
-  stop_output_of(driver.current_job());
+  stop_output_of(driver.current_job(), true);
   driver.fail_all(err);
   directory_->remove(driver.self());
   caf::anon_send_exit(driver.owner_handle(), caf::exit_reason::user_shutdown);
@@ -308,8 +324,8 @@ void embedded_cluster::end_jobs() {
       if (auto p = d.lock())
         drivers.push_back(std::move(p));
   }
-  stop_output_of(job_id{});
   bool gcs_up = attached_ || ask_keeper_bool(protocol::gcs_up_atom::value);
+  stop_output_of(job_id{}, gcs_up);
   for (auto& d : drivers) {
     d->fail_all(err);
     if (gcs_up) {

@@ -150,8 +150,9 @@ private:
   /// Starts an actor printing `job`'s worker processes' output here, if
   /// this process prints it (`config::log_to_driver`); else nothing.
   caf::actor print_output_of(job_id job);
-  /// Stops the actor printing `job`'s output (every job's, for a nil job).
-  void stop_output_of(job_id job);
+  /// Stops the actor printing `job`'s output (every job's, for a nil job),
+  /// after the output its workers wrote so far, if `flush`.
+  void stop_output_of(job_id job, bool flush);
   /// Starts the control store's owner (see `owner_directory::adopter`).
   void start_adopter();
 

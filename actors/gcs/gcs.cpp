@@ -72,6 +72,9 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         return true;
       },
       [self](protocol::output_lines& msg) { return forward_output(self, msg); },
+      [self](const protocol::flush_output& msg) {
+        return flush_output(self, msg);
+      },
       [self](const protocol::get_job_program& msg) {
         return job_program_of(self, msg);
       },

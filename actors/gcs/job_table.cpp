@@ -94,6 +94,29 @@ caf::result<caf::message> forward_output(gcs_actor* self,
   return caf::delegated<caf::message>{};
 }
 
+caf::result<bool> flush_output(gcs_actor* self,
+                               const protocol::flush_output& msg) {
+  auto rp = self->make_response_promise<bool>();
+  auto left = std::make_shared<std::size_t>(0);
+  for (auto& [id, n] : self->state.nodes.entries)
+    if (n.info.alive && n.info.raylet)
+      ++*left;
+  if (*left == 0) {
+    rp.deliver(true);
+    return rp;
+  }
+  auto one_done = [rp, left]() mutable {
+    if (--*left == 0)
+      rp.deliver(true);
+  };
+  for (auto& [id, n] : self->state.nodes.entries)
+    if (n.info.alive && n.info.raylet)
+      self->request(n.info.raylet, std::chrono::seconds{5}, msg)
+          .then([one_done](bool) mutable { one_done(); },
+                [one_done](caf::error&) mutable { one_done(); });
+  return rp;
+}
+
 bool output_sink_gone(gcs_actor* self, const caf::actor_addr& source) {
   auto& sinks = self->state.jobs.output_sinks;
   bool found = false;

@@ -56,6 +56,11 @@ void subscribe_output(gcs_actor* self, protocol::subscribe_output& msg);
 caf::result<caf::message> forward_output(gcs_actor* self,
                                          protocol::output_lines& msg);
 
+/// Asks every live node to send on `msg.job`'s output; answers once all
+/// did (or did not answer in time).
+caf::result<bool> flush_output(gcs_actor* self,
+                               const protocol::flush_output& msg);
+
 /// Forgets the output sink `source`; false if it was none.
 bool output_sink_gone(gcs_actor* self, const caf::actor_addr& source);
 

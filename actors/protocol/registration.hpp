@@ -165,7 +165,11 @@ using message_types = caf::detail::type_list<
     message_type<cluster_summary, "prism.cluster_summary">,
     message_type<output_line, "prism.output_line">,
     message_type<output_lines, "prism.output_lines">,
-    message_type<subscribe_output, "prism.subscribe_output">>;
+    message_type<subscribe_output, "prism.subscribe_output">,
+    message_type<flush_output, "prism.flush_output">,
+    message_type<read_logs, "prism.read_logs">,
+    message_type<log_piece, "prism.log_piece">,
+    message_type<log_pieces, "prism.log_pieces">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

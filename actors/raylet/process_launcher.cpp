@@ -92,6 +92,24 @@ struct spawn_setup {
   /// descriptor given another (a standard descriptor of this process is
   /// handed over before it is replaced).
   explicit spawn_setup(std::vector<std::pair<int, int>> fds) {
+    // A descriptor to hand over must not be a number another one goes to
+    // first.
+    for (auto& [from, to] : fds)
+      if (from > STDERR_FILENO) {
+        int copy = ::fcntl(from, F_DUPFD_CLOEXEC, 64);
+        if (copy < 0) {
+          auto why = std::string{std::strerror(errno)};
+          for (int fd : copies)
+            ::close(fd);
+          throw error(errc::internal,
+                      "cannot hand a descriptor to a worker process: " + why);
+        }
+        copies.push_back(copy);
+        from = copy;
+      }
+    std::stable_partition(fds.begin(), fds.end(), [](const auto& fd) {
+      return fd.first <= STDERR_FILENO;
+    });
     ::posix_spawnattr_init(&attr);
     ::posix_spawn_file_actions_init(&actions);
     // A new process starts clean of what this process set up for itself:
@@ -105,19 +123,6 @@ struct spawn_setup {
     ::posix_spawnattr_setsigdefault(&attr, &all);
     ::posix_spawnattr_setflags(&attr,
                                POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    // A descriptor to hand over must not be a number another one goes to
-    // first.
-    for (auto& [from, to] : fds)
-      if (from > STDERR_FILENO) {
-        int copy = ::fcntl(from, F_DUPFD_CLOEXEC, 64);
-        if (copy >= 0) {
-          copies.push_back(copy);
-          from = copy;
-        }
-      }
-    std::stable_partition(fds.begin(), fds.end(), [](const auto& fd) {
-      return fd.first <= STDERR_FILENO;
-    });
     int first_closed = 3;
     for (auto [from, to] : fds) {
       ::posix_spawn_file_actions_adddup2(&actions, from, to);
@@ -512,10 +517,21 @@ void process_launcher::close_server(const std::string& key) {
   for (auto& [pid, c] : processes_)
     if (c.server == s->second.pid)
       c.orphaned = true;
-  // Its launches still waiting start by exec.
+  // Its launches still waiting start by exec, each with pipes of its own:
+  // the server may have forked for the request all the same, and that
+  // process, which nothing here can reach now, holds the old ones.
   for (auto r = requests_.begin(); r != requests_.end();) {
     if (r->second.server == s->second.pid) {
-      by_exec_.push_back(std::move(r->second.launch));
+      auto& launch = r->second.launch;
+      if (launch.pipes) {
+        launch.pipes.reset();
+        try {
+          launch.pipes = output_->make_pipes();
+        } catch (const std::exception&) {
+          // It writes where this process does.
+        }
+      }
+      by_exec_.push_back(std::move(launch));
       r = requests_.erase(r);
     } else {
       ++r;

@@ -128,6 +128,11 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](hand_atom) { hand_queued_instances(self); },
       [self](output_atom) { send_output(self); },
+      [self](output_atom, job_id job) { output_taken(self, job); },
+      [self](const protocol::flush_output& msg) {
+        return flush_output(self, msg.job);
+      },
+      [self](const protocol::read_logs& msg) { return read_logs(self, msg); },
       [self](const protocol::drop_instance& msg) { drop_instance(self, msg); },
       [self](const protocol::finish_job& msg) { finish_job(self, msg.job); },
       [self](protocol::cluster_view& msg) {

@@ -59,7 +59,8 @@ struct lease {
 /// (`raylet_state::to_hand`).
 using hand_atom = caf::atom_constant<caf::atom("hand")>;
 
-/// Lines of worker processes' output wait to be sent (`raylet_config::output`).
+/// Lines of worker processes' output wait to be sent (`raylet_config::output`);
+/// with a job, that job's driver may be sent lines again.
 using output_atom = caf::atom_constant<caf::atom("output")>;
 
 struct hosted_instance {
@@ -138,9 +139,13 @@ struct raylet_state {
   std::unordered_map<worker_id, protocol::host_actors> to_hand;
   /// Whether a `hand_atom` is on its way.
   bool hand_scheduled = false;
-  /// Batches of output lines on their way to drivers, unanswered: the next
-  /// lines go once these are taken, and wait (or are dropped) meanwhile.
-  std::size_t output_in_flight = 0;
+  /// Jobs whose batch of output lines is on its way to their driver,
+  /// unanswered (or whose driver did not answer the last in time): their
+  /// next lines go once it is taken, and wait (or are dropped) meanwhile.
+  std::unordered_set<job_id> output_busy;
+  /// Answers to `flush_output`, each given once no batch of its job is in
+  /// flight.
+  std::vector<std::pair<job_id, caf::response_promise>> output_flushes;
   /// Per job, the program its worker processes run, checked on this host
   /// (unless the node runs one program for every job, `cfg.program`).
   std::unordered_map<job_id, worker_program> programs;
@@ -330,9 +335,20 @@ bool host_gone(raylet_actor* self, const caf::down_msg& msg);
 /// Registers the node again with a restarted control store.
 void register_again(raylet_actor* self, const protocol::gcs_restarted& msg);
 
-/// Sends the worker processes' output lines waiting, a message per job,
-/// unless lines sent before are not answered yet.
+/// Reads the log files `msg` asks for (`prism logs`).
+protocol::log_pieces read_logs(raylet_actor* self,
+                               const protocol::read_logs& msg);
+
+/// Reads what the worker processes wrote so far and sends it; answers once
+/// `job`'s driver took its part (`protocol::flush_output`).
+caf::result<bool> flush_output(raylet_actor* self, job_id job);
+
+/// Sends the worker processes' output lines waiting, a message per job
+/// whose lines sent before were answered.
 void send_output(raylet_actor* self);
+
+/// `job`'s driver took its last lines (or was given up on for a while).
+void output_taken(raylet_actor* self, job_id job);
 
 // -- the object store (object_serving.cpp) ------------------------------------
 

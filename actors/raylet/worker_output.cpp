@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/output_source.hpp"
@@ -24,10 +25,6 @@ void close_fd(int& fd) {
     ::close(fd);
   fd = -1;
 }
-
-/// How much a pipe holds before its writer waits: enough for a burst while
-/// this side writes a file.
-constexpr int pipe_bytes = 1024 * 1024;
 
 } // namespace
 
@@ -94,11 +91,11 @@ std::shared_ptr<worker_output::pipes> worker_output::make_pipes() {
                 std::string{"cannot make a pipe: "} + std::strerror(errno));
   p->err_read = err[0];
   p->err_write = err[1];
-  for (int fd : {p->out_read, p->err_read}) {
+  // The default size (64 KB): a larger one per worker would soon reach the
+  // user's limit of pipe memory (pipe-user-pages-soft), past which every
+  // new pipe of the user gets two pages.
+  for (int fd : {p->out_read, p->err_read})
     ::fcntl(fd, F_SETFL, O_NONBLOCK);
-    // Best effort: a smaller pipe only makes a burst wait sooner.
-    ::fcntl(fd, F_SETPIPE_SZ, pipe_bytes);
-  }
   return p;
 }
 
@@ -120,8 +117,22 @@ void worker_output::watch(pipes& p, pid_t pid, const std::string& name,
       s.path = settings_.dir + "/" + file_name(name, pid, err);
       s.file = ::open(s.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
                       0644);
+      // A file left by an earlier process of the same pid is added to,
+      // never deleted.
+      struct stat st {};
+      s.found_file = s.file >= 0 && ::fstat(s.file, &st) == 0 && st.st_size > 0;
     }
     added.push_back(std::move(s));
+  }
+  if (!settings_.dir.empty() && !settings_.index.empty()) {
+    std::string names =
+        file_name(name, pid, false) + "\n" + file_name(name, pid, true) + "\n";
+    int index = ::open((settings_.dir + "/" + settings_.index).c_str(),
+                       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (index >= 0) {
+      write_fully(index, names.data(), names.size());
+      ::close(index);
+    }
   }
   {
     std::lock_guard<std::mutex> guard{mu_};
@@ -132,14 +143,32 @@ void worker_output::watch(pipes& p, pid_t pid, const std::string& name,
   wake();
 }
 
-std::vector<worker_output::batch> worker_output::take() {
+std::string worker_output::index_name(const node_id& node) {
+  return "node-" + node.hex() + ".files";
+}
+
+void worker_output::read_now(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> guard{mu_};
+  auto want = ++reads_asked_;
+  guard.unlock();
+  wake();
+  guard.lock();
+  read_done_.wait_for(guard, timeout,
+                      [&] { return reads_done_ >= want || stopping_; });
+}
+
+std::vector<worker_output::batch>
+worker_output::take(const std::unordered_set<job_id>& busy) {
   std::vector<batch> result;
   std::lock_guard<std::mutex> guard{mu_};
-  for (auto& [job, b] : pending_)
-    result.push_back(std::move(b));
-  pending_.clear();
-  pending_lines_ = 0;
-  pending_bytes_ = 0;
+  for (auto i = pending_.begin(); i != pending_.end();) {
+    if (busy.count(i->first) > 0) {
+      ++i;
+      continue;
+    }
+    result.push_back(std::move(i->second.lines));
+    i = pending_.erase(i);
+  }
   told_ = false;
   return result;
 }
@@ -157,6 +186,7 @@ void worker_output::wake() {
 void worker_output::run() {
   std::vector<pollfd> fds;
   for (;;) {
+    std::uint64_t asked = 0;
     {
       std::lock_guard<std::mutex> guard{mu_};
       for (auto& s : added_)
@@ -164,6 +194,21 @@ void worker_output::run() {
       added_.clear();
       if (stopping_)
         break;
+      if (reads_asked_ > reads_done_)
+        asked = reads_asked_;
+    }
+    if (asked > 0) {
+      // A pass over every pipe, whatever the poll would say.
+      for (auto& s : streams_)
+        read_stream(s);
+      streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                    [](const stream& s) { return s.fd < 0; }),
+                     streams_.end());
+      {
+        std::lock_guard<std::mutex> guard{mu_};
+        reads_done_ = asked;
+      }
+      read_done_.notify_all();
     }
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
@@ -281,17 +326,17 @@ void worker_output::queue(stream& s, std::vector<output_line>& lines) {
   std::function<void()> tell;
   {
     std::lock_guard<std::mutex> guard{mu_};
-    auto& b = pending_[s.job];
+    auto& p = pending_[s.job];
+    auto& b = p.lines;
     b.job = s.job;
     for (auto& line : lines) {
-      if (pending_lines_ >= settings_.max_pending_lines ||
-          pending_bytes_ + line.text.size() > settings_.max_pending_bytes) {
+      if (b.lines.size() >= settings_.max_pending_lines ||
+          p.bytes + line.text.size() > settings_.max_pending_bytes) {
         ++b.dropped;
         continue;
       }
-      pending_bytes_ += line.text.size();
+      p.bytes += line.text.size();
       b.lines.push_back(std::move(line));
-      ++pending_lines_;
     }
     if (!told_ && on_pending_) {
       told_ = true;
@@ -336,7 +381,7 @@ void worker_output::end_stream(stream& s) {
     close_fd(s.fd);
     close_fd(s.file);
     // A stream that never said a thing leaves no file behind.
-    if (!s.path.empty() && s.file_bytes == 0 && !s.rotated)
+    if (!s.path.empty() && s.file_bytes == 0 && !s.rotated && !s.found_file)
       ::unlink(s.path.c_str());
     std::lock_guard<std::mutex> guard{mu_};
     --open_;

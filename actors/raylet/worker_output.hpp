@@ -8,6 +8,8 @@
 // line with who wrote it, waits for the raylet to send it to its job's
 // driver, in a bounded buffer that counts what it drops. No CAF here.
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +18,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <sys/types.h>
@@ -33,13 +36,18 @@ public:
   struct settings {
     /// Where the files go.
     std::string dir;
+    /// The file in `dir` that lists, a name a line, the files this object
+    /// made (`index_name`), so that they can be told from those of other
+    /// nodes sharing the directory, also once this node is dead; empty:
+    /// none.
+    std::string index;
     /// A file that grows past this many bytes is rotated: `x.out` becomes
     /// `x.out.1` (and `.1` `.2` ...), and a new `x.out` starts.
     std::uint64_t max_file_bytes = 100 * 1024 * 1024;
     /// Rotated files kept per stream; older ones are deleted.
     std::uint32_t backups = 5;
-    /// Lines kept for the drivers at most; past it, lines are dropped (they
-    /// are in the files) and counted.
+    /// Lines kept for a job's driver at most; past it, lines are dropped
+    /// (they are in the files) and counted.
     std::size_t max_pending_lines = 100000;
     /// The same, in bytes of text.
     std::size_t max_pending_bytes = 16 * 1024 * 1024;
@@ -91,14 +99,27 @@ public:
   /// `job`; with a nil job they only go to the files.
   void watch(pipes& p, pid_t pid, const std::string& name, job_id job);
 
-  /// The lines waiting, by job, each job's in the order they were read.
-  std::vector<batch> take();
+  /// Returns once this object's thread read what every pipe held when it
+  /// was called (or after `timeout`): lines written before are then in the
+  /// files and waiting (`take`).
+  void read_now(std::chrono::milliseconds timeout = std::chrono::seconds{1});
+
+  /// The lines waiting, by job, each job's in the order they were read;
+  /// those of the jobs in `busy` stay.
+  std::vector<batch> take(const std::unordered_set<job_id>& busy = {});
 
   /// Streams (two a process) still read.
   std::size_t open_streams() const;
 
   /// The file a stream of `name-pid` is written to.
   static std::string file_name(const std::string& name, pid_t pid, bool err);
+
+  /// The index of the files of node `node` (`settings::index`).
+  static std::string index_name(const node_id& node);
+
+  const settings& config() const {
+    return settings_;
+  }
 
 private:
   struct stream {
@@ -107,6 +128,8 @@ private:
     std::string path;
     std::uint64_t file_bytes = 0;
     bool rotated = false;
+    /// The file held bytes of an earlier process when it was opened.
+    bool found_file = false;
     /// The end of a line not read whole yet.
     std::string partial;
     std::string source;
@@ -134,12 +157,18 @@ private:
   /// New streams for the thread to poll.
   std::vector<stream> added_ GUARDED_BY(mu_);
   std::size_t open_ GUARDED_BY(mu_) = 0;
-  std::map<job_id, batch> pending_ GUARDED_BY(mu_);
-  std::size_t pending_lines_ GUARDED_BY(mu_) = 0;
-  std::size_t pending_bytes_ GUARDED_BY(mu_) = 0;
+  struct pending_lines {
+    batch lines;
+    std::size_t bytes = 0;
+  };
+  std::map<job_id, pending_lines> pending_ GUARDED_BY(mu_);
   std::function<void()> on_pending_ GUARDED_BY(mu_);
   bool told_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
+  /// Passes over every pipe asked for (`read_now`), and done.
+  std::uint64_t reads_asked_ GUARDED_BY(mu_) = 0;
+  std::uint64_t reads_done_ GUARDED_BY(mu_) = 0;
+  std::condition_variable read_done_;
 
   /// The thread's own.
   std::vector<stream> streams_;

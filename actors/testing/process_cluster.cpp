@@ -305,6 +305,18 @@ process_cluster::run(const std::vector<std::string>& args,
   return r;
 }
 
+std::string process_cluster::output_of(int pid) const {
+  std::string base;
+  {
+    std::lock_guard<std::mutex> guard{impl_->mu};
+    auto i = impl_->outputs.find(pid);
+    if (i == impl_->outputs.end())
+      return {};
+    base = i->second;
+  }
+  return read_file(base + ".out");
+}
+
 std::string process_cluster::start_head(const std::vector<std::string>& flags) {
   std::vector<std::string> args{"start", "--head"};
   if (std::find(flags.begin(), flags.end(), "--port") == flags.end())

@@ -14,9 +14,9 @@ bool output_dedup::offer(std::string_view text, std::string_view tag,
     i->second.tag.assign(tag);
     return false;
   }
-  std::vector<repeated> ignored;
+  // Closed early, its count is printed with the next expiry.
   while (texts_.size() >= max_texts_ && !order_.empty())
-    close_front(ignored);
+    close_front(evicted_);
   texts_.emplace(key, entry{std::string{tag}, 0});
   order_.emplace_back(now + window_, std::move(key));
   return true;
@@ -36,14 +36,16 @@ void output_dedup::close_front(std::vector<repeated>& out) {
 
 std::vector<output_dedup::repeated>
 output_dedup::expire(clock::time_point now) {
-  std::vector<repeated> out;
+  auto out = std::move(evicted_);
+  evicted_.clear();
   while (!order_.empty() && order_.front().first <= now)
     close_front(out);
   return out;
 }
 
 std::vector<output_dedup::repeated> output_dedup::flush() {
-  std::vector<repeated> out;
+  auto out = std::move(evicted_);
+  evicted_.clear();
   while (!order_.empty())
     close_front(out);
   return out;

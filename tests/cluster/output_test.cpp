@@ -19,6 +19,7 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include "output_driver.hpp"
 #include "prism_command.hpp"
 
 extern char** environ;
@@ -30,102 +31,6 @@ using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in{p, std::ios::binary};
-  return {std::istreambuf_iterator<char>{in}, {}};
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string::npos)
-      break; // Not ended yet.
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
-std::size_t count_of(const std::string& text, const std::string& part) {
-  std::size_t n = 0;
-  for (auto at = text.find(part); at != std::string::npos;
-       at = text.find(part, at + part.size()))
-    ++n;
-  return n;
-}
-
-/// The output driver, running: its stdin is a pipe this test closes to let
-/// it end; its stdout and stderr go to files.
-struct driver_process {
-  pid_t pid = 0;
-  int stdin_fd = -1;
-  fs::path out;
-  fs::path err;
-
-  std::string out_text() const {
-    return read_text(out);
-  }
-  std::string err_text() const {
-    return read_text(err);
-  }
-
-  /// Lets it end; returns its exit status (-1 if it did not end in time).
-  int finish(process_cluster& s) {
-    if (stdin_fd >= 0)
-      ::close(stdin_fd);
-    stdin_fd = -1;
-    return s.await(pid, 120s);
-  }
-};
-
-/// Starts the output driver with `args` and the environment entries `env`
-/// on top of this process's (PRISM_ADDRESS and PRISM_SESSION_DIR left out
-/// unless given).
-driver_process start_driver(process_cluster& s,
-                            const std::vector<std::string>& args,
-                            const std::vector<std::string>& env,
-                            const std::string& name) {
-  driver_process d;
-  d.out = fs::path{s.session_dir()} / (name + ".out");
-  d.err = fs::path{s.session_dir()} / (name + ".err");
-  std::vector<std::string> env_s = env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string_view entry{*e};
-    if (entry.substr(0, 14) != "PRISM_ADDRESS=" &&
-        entry.substr(0, 18) != "PRISM_SESSION_DIR=")
-      env_s.emplace_back(entry);
-  }
-  std::vector<char*> envp;
-  for (auto& e : env_s)
-    envp.push_back(e.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_s{PRISM_OUTPUT_DRIVER_PATH};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int in[2];
-  BOOST_REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
-  posix_spawn_file_actions_t actions;
-  ::posix_spawn_file_actions_init(&actions);
-  ::posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
-  ::posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, d.out.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  ::posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, d.err.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  int rc = ::posix_spawn(&d.pid, argv[0], &actions, nullptr, argv.data(),
-                         envp.data());
-  ::posix_spawn_file_actions_destroy(&actions);
-  ::close(in[0]);
-  BOOST_REQUIRE_MESSAGE(
-      rc == 0, "cannot start the output driver: " << std::strerror(rc));
-  d.stdin_fd = in[1];
-  return d;
-}
 
 /// What the workers' files in `dir` hold, all of them together.
 std::string worker_files(const std::string& dir, const std::string& ext) {
@@ -231,6 +136,19 @@ BOOST_AUTO_TEST_CASE(output_reaches_the_driver_prefixed_and_complete) {
   BOOST_TEST(!contains(head_log, "err w="));
   BOOST_TEST(!contains(head_log, "every worker says this"));
   BOOST_TEST(s.sanitizer_reports().empty(), s.sanitizer_reports());
+}
+
+// A driver that ends its job as soon as its tasks returned still prints
+// every line they wrote: its nodes send on what they read before the job
+// ends.
+BOOST_AUTO_TEST_CASE(the_last_lines_of_a_job_are_printed_before_it_ends) {
+  process_cluster s{bare_session()};
+  auto address = s.start_head({"--num-cpus", "2"});
+  // Each task writes its 20,000 lines as fast as it can, and returns.
+  auto d = start_driver(s, {"2", "20000", "0", "hasty"},
+                        {"PRISM_ADDRESS=" + address}, "hasty");
+  BOOST_TEST(d.finish(s) == 0, d.err_text());
+  check_numbered(d.out_text(), "line", 2, 20000, 1);
 }
 
 // PRISM_LOG_TO_DRIVER=0: the driver prints none of its workers' lines,

@@ -59,9 +59,15 @@ BOOST_AUTO_TEST_CASE(past_its_bound_the_oldest_window_closes_early) {
   output_dedup d{5s, 2};
   auto t0 = output_dedup::clock::time_point{} + 100s;
   d.offer("a", "x", t0);
+  d.offer("a", "y", t0);
   d.offer("b", "x", t0);
-  // "c" makes "a" forgotten: "a" prints again at once.
+  // "c" makes "a" forgotten: its count comes with the next expiry, and "a"
+  // prints again at once.
   d.offer("c", "x", t0);
+  auto early = d.expire(t0 + 1s);
+  BOOST_REQUIRE(early.size() == 1u);
+  BOOST_TEST(early[0].text == "a");
+  BOOST_TEST(early[0].count == 1u);
   BOOST_TEST(d.offer("a", "x", t0 + 1s));
 }
 

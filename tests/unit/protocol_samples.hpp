@@ -830,6 +830,38 @@ inline protocol::subscribe_output sample(type_tag<protocol::subscribe_output>,
   return {.job = job_id{3}, .sink = a};
 }
 
+inline protocol::flush_output sample(type_tag<protocol::flush_output>,
+                                     const caf::actor&) {
+  return {.job = job_id{3}};
+}
+
+inline protocol::read_logs sample(type_tag<protocol::read_logs>,
+                                  const caf::actor&) {
+  return {.of = some_node(),
+          .component = "worker",
+          .job = job_id{3},
+          .pid = 4123,
+          .actor = some_actor_id(),
+          .err = true,
+          .tail = 10,
+          .offsets = {{"worker-3-4123.err", 77}}};
+}
+
+inline protocol::log_piece sample(type_tag<protocol::log_piece>,
+                                  const caf::actor&) {
+  return {.file = "worker-3-4123.out",
+          .offset = 10,
+          .size = 20,
+          .bytes = "x = 3\ny = 4\n"};
+}
+
+inline protocol::log_pieces sample(type_tag<protocol::log_pieces>,
+                                   const caf::actor& a) {
+  return {.directory = "/tmp/prism-0",
+          .pieces = {sample(type_tag<protocol::log_piece>{}, a)},
+          .error = ""};
+}
+
 template <class T>
 concept has_sample = requires(const caf::actor& a) {
   sample(type_tag<T>{}, a);

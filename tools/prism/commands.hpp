@@ -38,6 +38,9 @@ void add_stop_command(CLI::App& app, command_list& commands);
 /// `prism status` (status_command.cpp).
 void add_status_command(CLI::App& app, command_list& commands);
 
+/// `prism logs` (logs_command.cpp).
+void add_logs_command(CLI::App& app, command_list& commands);
+
 /// `prism cert init|issue` (cert_command.cpp).
 void add_cert_command(CLI::App& app, command_list& commands);
 

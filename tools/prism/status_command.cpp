@@ -16,6 +16,7 @@
 
 #include "autoscaler/autoscaler_service.hpp"
 #include "commands.hpp"
+#include "head_connection.hpp"
 #include "join/cluster_token.hpp"
 #include "join/head_link.hpp"
 #include "net/network.hpp"
@@ -173,33 +174,14 @@ void print_summary(std::ostream& out, const status_report& r) {
   print_demands(out, "actor(s) waiting for a node", s.unplaced_actors);
 }
 
-std::string resolve_address(std::string address) {
-  if (address.empty())
-    if (const char* env = std::getenv("PRISM_ADDRESS"); env && *env)
-      address = env;
-  if (address.empty())
-    address = session::open().head_address().value_or("");
-  if (address.empty())
-    throw invalid_argument_error(
-        "no cluster to ask: give --address HOST:PORT, set PRISM_ADDRESS, or "
-        "start a head on this host with `prism start --head`");
-  return address;
-}
-
 /// Prints the cluster at `address` ("" for `PRISM_ADDRESS`, then the head
 /// started on this host): nodes, jobs, actors and waiting demands.
 int status_command(std::string address, std::ostream& out) {
   try {
-    auto where = actors::parse_host_port(resolve_address(std::move(address)),
-                                         "the cluster address");
-    caf::actor_system_config cfg;
-    actors::configure_cluster_process(cfg, 2, actors::network_settings{});
-    caf::actor_system sys{cfg};
-    auto gcs = actors::connect_to_head(
-        sys, where, actors::head_entry{actors::resolve_token("", ""), "status"},
-        std::chrono::seconds{5});
-    auto report = collect(sys, gcs);
-    out << "Cluster at " << where.host << ":" << where.port << "\n";
+    head_connection head{std::move(address), "status"};
+    auto report = collect(head.system(), head.gcs());
+    out << "Cluster at " << head.where().host << ":" << head.where().port
+        << "\n";
     print_nodes(out, report);
     print_summary(out, report);
     if (!report.autoscaler.empty())

@@ -257,6 +257,9 @@ public:
   /// Starts `prism args...` without waiting; `await` waits for it.
   int spawn(const std::vector<std::string>& args);
   int await(int pid, std::chrono::seconds timeout);
+  /// What the command `spawn` started as `pid` printed on stdout so far;
+  /// empty for an unknown pid.
+  std::string output_of(int pid) const;
 
   /// Starts a head with `flags` (a free port unless they name one) and
   /// returns its address; `add_node` and `restart_head` use it.

@@ -32,7 +32,7 @@ public:
   };
 
   /// Remembers at most `max_texts` texts: past it, the oldest window
-  /// closes early.
+  /// closes early (its count comes with the next `expire`).
   explicit output_dedup(
       std::chrono::milliseconds window = std::chrono::seconds{5},
       std::size_t max_texts = 100000);
@@ -42,9 +42,9 @@ public:
   bool offer(std::string_view text, std::string_view tag,
              clock::time_point now);
 
-  /// The texts whose window closed by `now` with repeats, in the order
-  /// they first printed; they are forgotten, and every other text whose
-  /// window closed too.
+  /// The texts whose window closed by `now` (or early) with repeats, in
+  /// the order they first printed; they are forgotten, and every other text
+  /// whose window closed too.
   std::vector<repeated> expire(clock::time_point now);
 
   /// Closes every window: what `expire` would give once all had.
@@ -66,6 +66,8 @@ private:
   std::unordered_map<std::string, entry> texts_;
   /// Each remembered text and when its window closes, oldest first.
   std::deque<std::pair<clock::time_point, std::string>> order_;
+  /// Repeats of windows closed early, not yet given out.
+  std::vector<repeated> evicted_;
 };
 
 } // namespace prism::internal
