@@ -298,6 +298,9 @@ void embedded_cluster::end_job(owner_client& driver) {
   detail::error_info err;
   err.code = errc::not_initialized;
   err.message = "the job ended";
+  // Before the end: the control store forgets who takes the job's output
+  // once the job ended.
+  stop_output_of(driver.current_job(), true);
   try {
     ask_gcs<bool>(*sys_, gcs_, protocol::finish_job{driver.current_job()},
                   "ending a job");
@@ -306,7 +309,6 @@ void embedded_cluster::end_job(owner_client& driver) {
         "job {} ended without the control store: {}",
         driver.current_job().value, e.what());
   }
-  stop_output_of(driver.current_job(), true);
   driver.fail_all(err);
   directory_->remove(driver.self());
   caf::anon_send_exit(driver.owner_handle(), caf::exit_reason::user_shutdown);

@@ -111,7 +111,9 @@ caf::result<bool> flush_output(gcs_actor* self,
   };
   for (auto& [id, n] : self->state.nodes.entries)
     if (n.info.alive && n.info.raylet)
-      self->request(n.info.raylet, std::chrono::seconds{5}, msg)
+      // Shorter than the driver's wait, so that a node that does not
+      // answer leaves the others' answers in time.
+      self->request(n.info.raylet, std::chrono::seconds{4}, msg)
           .then([one_done](bool) mutable { one_done(); },
                 [one_done](caf::error&) mutable { one_done(); });
   return rp;

@@ -17,13 +17,16 @@ namespace {
 /// start (a last line without a newline counts).
 std::uint64_t start_of_tail(int fd, std::uint64_t size, std::uint32_t tail) {
   constexpr std::uint64_t step = 64 * 1024;
+  // Never more than an answer holds: a tail of a million lines of a large
+  // file starts that far from its end.
+  auto earliest = size > max_log_answer_bytes ? size - max_log_answer_bytes : 0;
   std::uint32_t newlines = 0;
   std::uint64_t end = size;
   std::string buf;
   // A newline that ends the file ends the last line; it starts no line.
   bool last = true;
-  while (end > 0) {
-    auto begin = end > step ? end - step : 0;
+  while (end > earliest) {
+    auto begin = end - earliest > step ? end - step : earliest;
     buf.resize(end - begin);
     if (::pread(fd, buf.data(), buf.size(), static_cast<off_t>(begin)) !=
         static_cast<ssize_t>(buf.size()))
@@ -41,7 +44,7 @@ std::uint64_t start_of_tail(int fd, std::uint64_t size, std::uint32_t tail) {
     last = false;
     end = begin;
   }
-  return 0;
+  return earliest;
 }
 
 } // namespace

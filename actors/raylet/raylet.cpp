@@ -128,7 +128,9 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](hand_atom) { hand_queued_instances(self); },
       [self](output_atom) { send_output(self); },
-      [self](output_atom, job_id job) { output_taken(self, job); },
+      [self](output_atom, job_id job, std::uint64_t seq) {
+        output_taken(self, job, seq);
+      },
       [self](const protocol::flush_output& msg) {
         return flush_output(self, msg.job);
       },

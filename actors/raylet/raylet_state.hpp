@@ -143,9 +143,17 @@ struct raylet_state {
   /// unanswered (or whose driver did not answer the last in time): their
   /// next lines go once it is taken, and wait (or are dropped) meanwhile.
   std::unordered_set<job_id> output_busy;
-  /// Answers to `flush_output`, each given once no batch of its job is in
-  /// flight.
-  std::vector<std::pair<job_id, caf::response_promise>> output_flushes;
+  /// Per job, the number of batches sent and of the last one answered.
+  std::unordered_map<job_id, std::uint64_t> output_sent;
+  std::unordered_map<job_id, std::uint64_t> output_answered;
+  /// An answer to `flush_output`, due once the job's batch `after` was
+  /// answered (or none of its batches is in flight).
+  struct output_flush {
+    job_id job;
+    std::uint64_t after = 0;
+    caf::response_promise promise;
+  };
+  std::vector<output_flush> output_flushes;
   /// Per job, the program its worker processes run, checked on this host
   /// (unless the node runs one program for every job, `cfg.program`).
   std::unordered_map<job_id, worker_program> programs;
@@ -347,8 +355,8 @@ caf::result<bool> flush_output(raylet_actor* self, job_id job);
 /// whose lines sent before were answered.
 void send_output(raylet_actor* self);
 
-/// `job`'s driver took its last lines (or was given up on for a while).
-void output_taken(raylet_actor* self, job_id job);
+/// `job`'s driver took its batch `seq` (or was given up on for a while).
+void output_taken(raylet_actor* self, job_id job, std::uint64_t seq);
 
 // -- the object store (object_serving.cpp) ------------------------------------
 

@@ -144,11 +144,19 @@ BOOST_AUTO_TEST_CASE(output_reaches_the_driver_prefixed_and_complete) {
 BOOST_AUTO_TEST_CASE(the_last_lines_of_a_job_are_printed_before_it_ends) {
   process_cluster s{bare_session()};
   auto address = s.start_head({"--num-cpus", "2"});
-  // Each task writes its 20,000 lines as fast as it can, and returns.
-  auto d = start_driver(s, {"2", "20000", "0", "hasty"},
+  // Each task writes its 10,000 lines (and 1,000 on stderr) as fast as it
+  // can, and returns.
+  auto d = start_driver(s, {"2", "10000", "0", "hasty"},
                         {"PRISM_ADDRESS=" + address}, "hasty");
-  BOOST_TEST(d.finish(s) == 0, d.err_text());
-  check_numbered(d.out_text(), "line", 2, 20000, 1);
+  auto status = d.finish(s);
+  auto err = d.err_text();
+  BOOST_TEST(status == 0,
+             "the driver ended with "
+                 << status << ", " << count_of(d.out_text(), "line w=")
+                 << " lines out; stderr ends: "
+                 << err.substr(err.size() > 1000 ? err.size() - 1000 : 0));
+  check_numbered(d.out_text(), "line", 2, 10000, 1);
+  check_numbered(d.err_text(), "err", 2, 10000, 10);
 }
 
 // PRISM_LOG_TO_DRIVER=0: the driver prints none of its workers' lines,

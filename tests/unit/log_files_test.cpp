@@ -90,6 +90,21 @@ BOOST_AUTO_TEST_CASE(a_last_line_without_its_newline_counts_in_the_tail) {
   BOOST_TEST(tail->bytes == "two\nthree");
 }
 
+BOOST_AUTO_TEST_CASE(a_tail_never_starts_further_back_than_an_answer_holds) {
+  scratch_dir d;
+  std::string line(99, 'x');
+  line += '\n';
+  std::string text;
+  for (std::size_t i = 0; i < (max_log_answer_bytes / 100) + 1000; ++i)
+    text += line;
+  d.write("big.out", text);
+  auto tail = read_log_piece(d.dir(), "big.out", std::nullopt, 1000000,
+                             max_log_answer_bytes);
+  BOOST_REQUIRE(tail.has_value());
+  BOOST_TEST(tail->offset == text.size() - max_log_answer_bytes);
+  BOOST_TEST(tail->bytes.size() == max_log_answer_bytes);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 } // namespace log_files_test
