@@ -40,7 +40,7 @@ public:
     /// made (`index_name`), so that they can be told from those of other
     /// nodes sharing the directory, also once this node is dead; empty:
     /// none.
-    std::string index;
+    std::string index{};
     /// A file that grows past this many bytes is rotated: `x.out` becomes
     /// `x.out.1` (and `.1` `.2` ...), and a new `x.out` starts.
     std::uint64_t max_file_bytes = 100 * 1024 * 1024;
