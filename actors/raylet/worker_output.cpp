@@ -201,9 +201,7 @@ void worker_output::run() {
       // A pass over every pipe, whatever the poll would say.
       for (auto& s : streams_)
         read_stream(s);
-      streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
-                                    [](const stream& s) { return s.fd < 0; }),
-                     streams_.end());
+      forget_ended();
       {
         std::lock_guard<std::mutex> guard{mu_};
         reads_done_ = asked;
@@ -220,21 +218,20 @@ void worker_output::run() {
       std::uint64_t n = 0;
       [[maybe_unused]] auto r = ::read(wake_fd_, &n, sizeof(n));
     }
-    bool ended = false;
-    for (std::size_t i = 1; i < fds.size(); ++i) {
-      if (fds[i].revents == 0)
-        continue;
-      read_stream(streams_[i - 1]);
-      ended = ended || streams_[i - 1].fd < 0;
-    }
-    if (ended)
-      streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
-                                    [](const stream& s) { return s.fd < 0; }),
-                     streams_.end());
+    for (std::size_t i = 1; i < fds.size(); ++i)
+      if (fds[i].revents != 0)
+        read_stream(streams_[i - 1]);
+    forget_ended();
   }
   // What the pipes hold now still goes to the files.
   for (auto& s : streams_)
     read_stream(s);
+}
+
+void worker_output::forget_ended() {
+  streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
+                                [](const stream& s) { return s.fd < 0; }),
+                 streams_.end());
 }
 
 void worker_output::read_stream(stream& s) {

@@ -140,6 +140,8 @@ private:
 
   void run();
   void read_stream(stream& s);
+  /// Drops the streams that ended from `streams_`.
+  void forget_ended();
   void take_lines(stream& s, std::string_view data, std::string& to_file,
                   std::vector<output_line>& lines);
   void add_line(stream& s, std::string_view text, std::string& to_file,

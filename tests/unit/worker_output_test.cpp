@@ -52,11 +52,21 @@ std::string mark(const std::string& source) {
   return std::string{output_source_mark} + source + "\n";
 }
 
+/// Polls `done` until it holds or 10 s pass; returns its last answer.
+template <class F>
+bool eventually(F done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+  return true;
+}
+
 /// Waits until every stream `out` reads has ended.
 void await_ended(const worker_output& out) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-  while (out.open_streams() > 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  eventually([&] { return out.open_streams() == 0; });
   BOOST_REQUIRE(out.open_streams() == 0);
 }
 
@@ -156,13 +166,9 @@ BOOST_AUTO_TEST_CASE(a_file_past_its_size_is_rotated_and_the_oldest_goes) {
   // second line.
   for (int i = 0; i < 10; ++i) {
     write_to(p->out_write, "line " + std::to_string(i) + "...\n");
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
     std::size_t seen = 0;
-    while (seen < 1 && std::chrono::steady_clock::now() < deadline) {
-      seen = lines_of(out.take(), job_id{1}).size();
-      if (seen == 0)
-        std::this_thread::sleep_for(std::chrono::milliseconds{1});
-    }
+    eventually(
+        [&] { return (seen = lines_of(out.take(), job_id{1}).size()) > 0; });
     BOOST_REQUIRE(seen == 1u);
   }
   p->close_write_ends();
@@ -207,23 +213,20 @@ BOOST_AUTO_TEST_CASE(the_raylet_is_told_once_until_it_takes_the_lines) {
   auto p = out.make_pipes();
   out.watch(*p, 16, "worker-3", job_id{3});
   auto await_lines = [&](std::size_t n) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-    std::size_t seen = 0;
     std::vector<output_line> all;
-    while (seen < n && std::chrono::steady_clock::now() < deadline) {
+    eventually([&] {
       if (told.load() > 0)
         for (auto& l : lines_of(out.take(), job_id{3}))
-          all.push_back(l), ++seen;
-      std::this_thread::sleep_for(std::chrono::milliseconds{1});
-    }
+          all.push_back(l);
+      return all.size() >= n;
+    });
     return all;
   };
   write_to(p->out_write, "one\n");
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-  while (told.load() == 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  eventually([&] { return told.load() > 0; });
   BOOST_REQUIRE(told.load() == 1);
-  // More lines before the take: no second call.
+  // More lines before the take: no second call. Time is the subject here:
+  // a second call would come within milliseconds of the lines.
   write_to(p->out_write, "two\n");
   write_to(p->out_write, "three\n");
   std::this_thread::sleep_for(std::chrono::milliseconds{50});
@@ -232,9 +235,7 @@ BOOST_AUTO_TEST_CASE(the_raylet_is_told_once_until_it_takes_the_lines) {
   BOOST_TEST(lines.size() == 3u);
   // After the take, the next line tells again.
   write_to(p->out_write, "four\n");
-  deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
-  while (told.load() < 2 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  eventually([&] { return told.load() >= 2; });
   BOOST_TEST(told.load() == 2);
   p->close_write_ends();
   await_ended(out);
