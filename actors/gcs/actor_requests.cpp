@@ -104,6 +104,7 @@ void accept_started_instance(gcs_actor* self, protocol::actor_started& msg) {
     return;
   e.recovering = false;
   e.node = msg.node;
+  e.pid = msg.pid;
   save_actor(self, e);
   publish(self, e);
 }

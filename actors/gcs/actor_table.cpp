@@ -1,6 +1,7 @@
 #include "gcs/actor_table.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include <caf/all.hpp>
 
@@ -165,6 +166,19 @@ void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
 
 // -- instances ----------------------------------------------------------------
 
+namespace {
+
+void note_restart(actor_entry& a, const std::string& why) {
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  a.restarts.push_back({a.incarnation, now, a.node, why});
+  if (a.restarts.size() > max_restart_notes)
+    a.restarts.pop_front();
+}
+
+} // namespace
+
 void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
   if (a.state == actor_state::dead)
     return;
@@ -186,6 +200,7 @@ void instance_lost(gcs_actor* self, actor_entry& a, const std::string& why) {
   if (!set_state(self, a, actor_state::restarting))
     return;
   ++a.incarnation;
+  note_restart(a, why);
   self->state.log->info("restarting actor {} (restart {}): {}", a.spec.id.hex(),
                         a.incarnation, why);
   save_actor(self, a);

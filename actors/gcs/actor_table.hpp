@@ -30,6 +30,20 @@ using internal::actor_state;
 /// Time to forget the dead actors past the limit.
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
 
+/// One restart of an actor, for `prism get actor`: the instance it
+/// replaced was lost.
+struct restart_note {
+  /// Which restart it was (1 for the first).
+  std::int32_t restart = 0;
+  std::int64_t unix_ms = 0;
+  /// Where the lost instance ran.
+  node_id node;
+  std::string cause;
+};
+
+/// How many restarts of an actor are remembered, the last ones.
+inline constexpr std::size_t max_restart_notes = 32;
+
 struct actor_entry {
   internal::actor_spec spec;
   /// Changed only by `set_state`; set once by `restore_state` when the
@@ -38,6 +52,11 @@ struct actor_entry {
   caf::actor host;
   /// Where the host's process takes connections.
   std::string host_contact;
+  /// The process of its instance, or of its last one; 0 if it did not say
+  /// (recovered from storage).
+  std::int32_t pid = 0;
+  /// Its last restarts, oldest first; not stored.
+  std::deque<restart_note> restarts;
   /// The node the actor lives on or is being started on.
   node_id node;
   bool placed = false;

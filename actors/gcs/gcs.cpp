@@ -5,6 +5,7 @@
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs_state.hpp"
+#include "gcs/state_lists.hpp"
 #include "gcs/summary.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
@@ -90,6 +91,15 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
       [self](const protocol::query_summary&) { return summarize(self->state); },
+      [self](const protocol::list_state& msg) {
+        return list_state(self->state, msg);
+      },
+      [self](const protocol::get_state& msg) {
+        return get_state(self->state, msg);
+      },
+      [self](const protocol::summarize_state& msg) {
+        return summarize_state(self->state, msg);
+      },
       // -- actors -----------------------------------------------------------
       [self](protocol::create_actor& msg) { return create_actor(self, msg); },
       [self](protocol::actor_started& msg) {

@@ -14,6 +14,7 @@
 #include "protocol/owner_gcs.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "protocol/state.hpp"
 
 namespace prism::actors {
 
@@ -457,6 +458,39 @@ std::vector<std::string> owner_client::kv_keys(const std::string& ns,
   return ask_gcs<std::vector<std::string>>(
       sys_, cfg_.gcs, protocol::kv_keys{ns_or_job(ns), prefix},
       "kv::keys with prefix '" + prefix + "'");
+}
+
+state::page owner_client::list_state(state::kind k,
+                                     const state::list_options& options) {
+  auto reply = ask_gcs<protocol::state_page>(
+      sys_, cfg_.gcs,
+      protocol::list_state{k, options.filters, options.limit, options.cursor},
+      std::string{"listing the "} + state::to_string(k));
+  if (reply.error.code != errc::ok)
+    detail::throw_error(reply.error);
+  return std::move(reply.page);
+}
+
+std::optional<state::entry> owner_client::get_state(state::kind k,
+                                                    const std::string& id) {
+  auto reply = ask_gcs<protocol::state_found>(
+      sys_, cfg_.gcs, protocol::get_state{k, id},
+      std::string{"getting "} + state::to_string(k) + " '" + id + "'");
+  if (reply.error.code != errc::ok)
+    detail::throw_error(reply.error);
+  if (!reply.found)
+    return std::nullopt;
+  return std::move(reply.entry);
+}
+
+std::vector<state::count>
+owner_client::summarize_state(state::kind k, const std::string& group_key) {
+  auto reply = ask_gcs<protocol::state_counts>(
+      sys_, cfg_.gcs, protocol::summarize_state{k, group_key},
+      std::string{"summarizing the "} + state::to_string(k));
+  if (reply.error.code != errc::ok)
+    detail::throw_error(reply.error);
+  return std::move(reply.counts);
 }
 
 detail::ref_ptr owner_client::borrow(const object_id& id,

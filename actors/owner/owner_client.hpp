@@ -81,6 +81,13 @@ public:
   std::vector<std::string> kv_keys(const std::string& ns,
                                    const std::string& prefix) override;
 
+  state::page list_state(state::kind k,
+                         const state::list_options& options) override;
+  std::optional<state::entry> get_state(state::kind k,
+                                        const std::string& id) override;
+  std::vector<state::count>
+  summarize_state(state::kind k, const std::string& group_key) override;
+
   detail::ref_ptr borrow(const object_id& id, const worker_id& owner,
                          const detail::owner_address& address) override;
 

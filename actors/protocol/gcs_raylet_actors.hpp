@@ -52,12 +52,14 @@ struct actor_started {
   node_id node;
   /// Where the host's process takes connections.
   std::string contact;
+  /// The host's process.
+  std::int32_t pid = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_started& x) {
   return f(static_cast<unique_id&>(x.actor), x.incarnation, x.host,
-           static_cast<unique_id&>(x.node), x.contact);
+           static_cast<unique_id&>(x.node), x.contact, x.pid);
 }
 
 /// worker process -> gcs: several `actor_started` of its hosts at once.

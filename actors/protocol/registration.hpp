@@ -27,6 +27,7 @@
 #include "protocol/programs.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "protocol/state.hpp"
 #include "protocol/status.hpp"
 #include "protocol/supervisor.hpp"
 #include "protocol/testing.hpp"
@@ -169,7 +170,13 @@ using message_types = caf::detail::type_list<
     message_type<flush_output, "prism.flush_output">,
     message_type<read_logs, "prism.read_logs">,
     message_type<log_piece, "prism.log_piece">,
-    message_type<log_pieces, "prism.log_pieces">>;
+    message_type<log_pieces, "prism.log_pieces">,
+    message_type<list_state, "prism.list_state">,
+    message_type<state_page, "prism.state_page">,
+    message_type<get_state, "prism.get_state">,
+    message_type<state_found, "prism.state_found">,
+    message_type<summarize_state, "prism.summarize_state">,
+    message_type<state_counts, "prism.state_counts">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

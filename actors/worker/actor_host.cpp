@@ -3,6 +3,8 @@
 #include <deque>
 #include <mutex>
 
+#include <unistd.h>
+
 #include <caf/all.hpp>
 
 #include "common/default_handlers.hpp"
@@ -278,7 +280,8 @@ void report_started(host_actor* self) {
   self->send(reporter ? reporter : st.cfg.gcs,
              protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
                                      caf::actor_cast<caf::actor>(self),
-                                     st.cfg.node, own_contact(self->system())});
+                                     st.cfg.node, own_contact(self->system()),
+                                     static_cast<std::int32_t>(::getpid())});
 }
 
 // The instance's owner client: what the actor's own calls own lives there.

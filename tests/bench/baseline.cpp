@@ -71,6 +71,7 @@ const std::map<std::string, judgement>& table() {
       {"n_n_actor_calls_with_arg_async", against(pipelined)},
       {"actor_creation", against(pipelined)},
       {"actors_100k_rss_mb", cost()},
+      {"list_100k_actors_filtered_ms", cost()},
       // The control store.
       {"gcs_write_nosync", rate()},
       {"gcs_write_sync", rate()},

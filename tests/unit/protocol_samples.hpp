@@ -533,7 +533,8 @@ inline protocol::actor_started sample(type_tag<protocol::actor_started>,
           .incarnation = 1,
           .host = a,
           .node = some_node(),
-          .contact = "10.0.0.10:41010"};
+          .contact = "10.0.0.10:41010",
+          .pid = 4188};
 }
 
 inline protocol::actors_started sample(type_tag<protocol::actors_started>,
@@ -860,6 +861,51 @@ inline protocol::log_pieces sample(type_tag<protocol::log_pieces>,
   return {.directory = "/tmp/prism-0",
           .pieces = {sample(type_tag<protocol::log_piece>{}, a)},
           .error = ""};
+}
+
+inline state::entry some_state_entry() {
+  return {.fields = {{"actor_id", some_actor_id().hex()},
+                     {"state", "RESTARTING"},
+                     {"name", ""}},
+          .history = {{{"restart", "1"}, {"cause", "its node died"}}, {}}};
+}
+
+inline protocol::list_state sample(type_tag<protocol::list_state>,
+                                   const caf::actor&) {
+  return {.kind = state::kind::actors,
+          .filters = {"state=ALIVE", "class_name!=Counter"},
+          .limit = 250,
+          .cursor = some_actor_id().hex()};
+}
+
+inline protocol::state_page sample(type_tag<protocol::state_page>,
+                                   const caf::actor&) {
+  return {.page = {.entries = {some_state_entry(), {}},
+                   .matched = 53572,
+                   .total = 100000,
+                   .next_cursor = "0c9d51e3"},
+          .error = {errc::invalid_argument, "no key 'colour'", "", ""}};
+}
+
+inline protocol::get_state sample(type_tag<protocol::get_state>,
+                                  const caf::actor&) {
+  return {.kind = state::kind::jobs, .id = "12"};
+}
+
+inline protocol::state_found sample(type_tag<protocol::state_found>,
+                                    const caf::actor&) {
+  return {.found = true, .entry = some_state_entry(), .error = {}};
+}
+
+inline protocol::summarize_state sample(type_tag<protocol::summarize_state>,
+                                        const caf::actor&) {
+  return {.kind = state::kind::actors, .group_key = "class_name"};
+}
+
+inline protocol::state_counts sample(type_tag<protocol::state_counts>,
+                                     const caf::actor&) {
+  return {.counts = {{"Counter", "ALIVE", 99999}, {"Counter", "DEAD", 1}},
+          .error = {}};
 }
 
 template <class T>

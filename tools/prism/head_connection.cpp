@@ -33,4 +33,10 @@ head_connection::head_connection(std::string address, const std::string& who)
       std::chrono::seconds{5});
 }
 
+void head_connection::fail(const std::string& what,
+                           const std::string& failure) {
+  throw gcs_unavailable_error(what + " failed: the control store did not " +
+                              "answer (" + failure + ")");
+}
+
 } // namespace prism::tools

@@ -3,12 +3,15 @@
 // How a `prism` command that asks the cluster (status, logs) reaches it:
 // the head at an address, through its door, with the cluster token.
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
 
 #include "net/network.hpp"
 
@@ -38,7 +41,27 @@ public:
     return where_;
   }
 
+  /// Asks the control store `msg` and returns its `Reply`. Throws
+  /// `gcs_unavailable_error` saying `what` failed if none comes within
+  /// `timeout`.
+  template <class Reply, class Msg>
+  Reply ask(const Msg& msg, const std::string& what,
+            std::chrono::milliseconds timeout = std::chrono::seconds{30}) {
+    std::optional<Reply> reply;
+    std::string failure;
+    caf::scoped_actor self{*sys_};
+    self->request(gcs_, timeout, msg)
+        .receive([&](Reply& x) { reply = std::move(x); },
+                 [&](caf::error& err) { failure = sys_->render(err); });
+    if (!reply)
+      fail(what, failure);
+    return std::move(*reply);
+  }
+
 private:
+  [[noreturn]] static void fail(const std::string& what,
+                                const std::string& failure);
+
   actors::host_port where_;
   caf::actor_system_config cfg_;
   std::unique_ptr<caf::actor_system> sys_;

@@ -5,6 +5,10 @@
 //   prism start --address HOST:PORT [...]      a node that joins it
 //   prism stop                                 stop what `start` started here
 //   prism status [--address HOST:PORT]         nodes, jobs, actors, demands
+//   prism list nodes|jobs|actors [--filter K=V] [--limit N] [--cursor C]
+//              [--format table|json]           the cluster's state, exact
+//   prism get node|job|actor ID                one in full, with its history
+//   prism summary actors [--by KEY]            counts by class and state
 //   prism cert init DIR                        a cluster CA for mutual TLS
 //   prism cert issue DIR NAME [--days N]       a certificate it signs
 //   prism store check DIR                      is the control store sound?
@@ -41,6 +45,7 @@ int main(int argc, char** argv) {
   prism::tools::add_stop_command(app, commands);
   prism::tools::add_status_command(app, commands);
   prism::tools::add_logs_command(app, commands);
+  prism::tools::add_state_commands(app, commands);
   prism::tools::add_cert_command(app, commands);
   CLI11_PARSE(app, argc, argv);
   return run_chosen(commands);

@@ -10,6 +10,7 @@
 #include "prism/ids.hpp"
 #include "prism/kv.hpp"
 #include "prism/object_ref.hpp"
+#include "prism/state.hpp"
 #include "prism/supervision.hpp"
 #include "prism/supervisor.hpp"
 #include "prism/task.hpp"

@@ -12,6 +12,7 @@
 #include "prism/detail/value.hpp"
 #include "prism/error.hpp"
 #include "prism/ids.hpp"
+#include "prism/state.hpp"
 
 namespace prism::detail {
 
@@ -213,6 +214,15 @@ public:
   /// The keys that start with `prefix`, in byte order.
   virtual std::vector<std::string> kv_keys(const std::string& ns,
                                            const std::string& prefix) = 0;
+
+  // -- the state of the cluster (prism::state) --------------------------------
+
+  virtual state::page list_state(state::kind k,
+                                 const state::list_options& options) = 0;
+  virtual std::optional<state::entry> get_state(state::kind k,
+                                                const std::string& id) = 0;
+  virtual std::vector<state::count>
+  summarize_state(state::kind k, const std::string& group_key) = 0;
 
   /// Makes a reference for an object that arrived inside a value; its
   /// owner is `owner`, reached at `address`.

@@ -1,0 +1,106 @@
+#pragma once
+
+// What `prism list`, `prism get`, `prism summary` and `prism::state` ask of
+// the control store: its nodes, jobs and actors, filtered before they are
+// limited.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "prism/detail/runtime.hpp"
+#include "prism/state.hpp"
+
+namespace prism::state {
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, entry& x) {
+  return f(x.fields, x.history);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, count& x) {
+  return f(x.group, x.state, x.n);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, page& x) {
+  return f(x.entries, x.matched, x.total, x.next_cursor);
+}
+
+} // namespace prism::state
+
+namespace prism::protocol {
+
+/// anyone -> gcs: a page of a list (see `state::list`). Answered with
+/// `state_page`.
+struct list_state {
+  state::kind kind = state::kind::nodes;
+  std::vector<std::string> filters;
+  std::uint64_t limit = 100;
+  std::string cursor;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, list_state& x) {
+  return f(x.kind, x.filters, x.limit, x.cursor);
+}
+
+/// The page, or why there is none (`error.code` is not ok: a bad filter).
+struct state_page {
+  state::page page;
+  detail::error_info error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, state_page& x) {
+  return f(x.page, x.error);
+}
+
+/// anyone -> gcs: one node, job or actor with its history (see
+/// `state::get`). Answered with `state_found`.
+struct get_state {
+  state::kind kind = state::kind::nodes;
+  std::string id;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, get_state& x) {
+  return f(x.kind, x.id);
+}
+
+struct state_found {
+  bool found = false;
+  state::entry entry;
+  /// Not ok for an id prefix that names several.
+  detail::error_info error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, state_found& x) {
+  return f(x.found, x.entry, x.error);
+}
+
+/// anyone -> gcs: counts by a key and state (see `state::summarize`).
+/// Answered with `state_counts`.
+struct summarize_state {
+  state::kind kind = state::kind::nodes;
+  std::string group_key;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, summarize_state& x) {
+  return f(x.kind, x.group_key);
+}
+
+struct state_counts {
+  std::vector<state::count> counts;
+  detail::error_info error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, state_counts& x) {
+  return f(x.counts, x.error);
+}
+
+} // namespace prism::protocol

@@ -1,0 +1,225 @@
+// The cluster's state as an operator and a program read it: `prism list`
+// filters before it limits and always says "N of M", pages go on from a
+// cursor, `prism get` shows an actor's restarts with their causes, `prism
+// summary` counts by class and state, and `prism::state` answers the same
+// without a command line.
+
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <boost/test/unit_test.hpp>
+
+#include <prism/prism.hpp>
+
+#include "output_driver.hpp"
+#include "prism_command.hpp"
+
+namespace state_test {
+
+using namespace prism::cluster_test;
+using namespace std::chrono_literals;
+
+constexpr auto result_timeout = std::chrono::seconds{60};
+
+/// An actor that answers where it runs.
+class listed_probe {
+public:
+  static listed_probe* create() {
+    return new listed_probe;
+  }
+
+  int pid() {
+    return static_cast<int>(::getpid());
+  }
+
+  int die() {
+    std::_Exit(3);
+  }
+};
+
+/// An actor no node can host: it stays pending, in the control store only.
+class pending_probe {
+public:
+  static pending_probe* create() {
+    return new pending_probe;
+  }
+};
+
+PRISM_REMOTE(listed_probe::create, &listed_probe::pid, &listed_probe::die);
+PRISM_REMOTE(pending_probe::create);
+
+prism::state::list_options with(std::vector<std::string> filters,
+                                std::size_t limit) {
+  prism::state::list_options o;
+  o.filters = std::move(filters);
+  o.limit = limit;
+  return o;
+}
+
+BOOST_AUTO_TEST_SUITE(cluster_state)
+
+BOOST_AUTO_TEST_CASE(lists_filter_before_they_limit_over_100000_actors) {
+  auto o = attached_cluster(0);
+  o.cpus = 2;
+  process_cluster cluster{o};
+  using prism::state::kind;
+  std::vector<prism::actor_handle<listed_probe>> listed;
+  for (int i = 0; i < 3; ++i)
+    listed.push_back(prism::actor(listed_probe::create)
+                         .isolation(prism::isolation::shared)
+                         .remote());
+  for (auto& a : listed)
+    BOOST_REQUIRE(prism::get(a.task(&listed_probe::pid).remote(),
+                             result_timeout) != ::getpid());
+  constexpr std::uint64_t pending = 100'000;
+  std::vector<prism::actor_handle<pending_probe>> waiting;
+  waiting.reserve(pending);
+  for (std::uint64_t i = 0; i < pending; ++i)
+    waiting.push_back(prism::actor(pending_probe::create)
+                          .resources({{"unobtainium", 1}})
+                          .remote());
+  BOOST_REQUIRE(eventually(120s, [&] {
+    return prism::state::list(kind::actors,
+                              with({"class_name=pending_probe"}, 1))
+               .matched == pending;
+  }));
+
+  // The C++ API: 3 of 100,003 match, found on two pages.
+  auto first =
+      prism::state::list(kind::actors, with({"class_name=listed_probe"}, 2));
+  BOOST_TEST(first.total == pending + 3);
+  BOOST_TEST(first.matched == 3u);
+  BOOST_REQUIRE(first.entries.size() == 2u);
+  BOOST_REQUIRE(!first.next_cursor.empty());
+  auto rest_options = with({"class_name=listed_probe"}, 2);
+  rest_options.cursor = first.next_cursor;
+  auto rest = prism::state::list(kind::actors, rest_options);
+  BOOST_REQUIRE(rest.entries.size() == 1u);
+  BOOST_TEST(rest.next_cursor.empty());
+  BOOST_TEST(first.entries[0]["actor_id"] < first.entries[1]["actor_id"]);
+  BOOST_TEST(first.entries[1]["actor_id"] < rest.entries[0]["actor_id"]);
+  for (const auto* p : {&first, &rest})
+    for (const auto& e : p->entries) {
+      BOOST_TEST(e["state"] == "ALIVE");
+      BOOST_TEST(e["shared"] == "true");
+      BOOST_TEST(!e["pid"].empty());
+      BOOST_TEST(e["pid"] != std::to_string(::getpid()));
+    }
+  BOOST_CHECK_THROW(
+      (void)prism::state::list(kind::actors, with({"colour=red"}, 1)),
+      prism::invalid_argument_error);
+
+  // The command says "N of M" and where the next page starts.
+  auto a = cluster.address();
+  auto alive = cluster.run({"list", "actors", "--address", a, "--filter",
+                            "class_name=listed_probe", "--filter",
+                            "state=alive", "--limit", "2"});
+  BOOST_TEST(alive.status == 0, alive.err);
+  BOOST_TEST(contains(alive.out, "Showing 2 of 3 actors matching "
+                                 "class_name=listed_probe state=alive "
+                                 "(100003 in all)"),
+             alive.out);
+  BOOST_TEST(contains(alive.out, "More: --cursor " + first.next_cursor),
+             alive.out);
+  BOOST_TEST(count_of(alive.out, "listed_probe  ALIVE") == 2u, alive.out);
+  auto waiting_list =
+      cluster.run({"list", "actors", "--address", a, "--filter",
+                   "state=PENDING", "--limit", "5", "--format", "json"});
+  BOOST_TEST(waiting_list.status == 0, waiting_list.err);
+  BOOST_TEST(contains(waiting_list.out, "\"shown\": 5"), waiting_list.out);
+  BOOST_TEST(contains(waiting_list.out, "\"matched\": 100000"));
+  BOOST_TEST(count_of(waiting_list.out, "\"state\": \"PENDING\"") == 5u);
+
+  auto summary = cluster.run({"summary", "actors", "--address", a});
+  BOOST_TEST(summary.status == 0, summary.err);
+  BOOST_TEST(contains(summary.out, "100003 actors by class_name and state"),
+             summary.out);
+  auto rows = lines_of(summary.out);
+  auto row_of = [&](const std::string& group) {
+    for (const auto& r : rows)
+      if (r.rfind(group + " ", 0) == 0)
+        return r;
+    return std::string{};
+  };
+  BOOST_TEST(row_of("listed_probe").find(" 3") != std::string::npos,
+             summary.out);
+  BOOST_TEST(row_of("pending_probe").find(" 100000") != std::string::npos,
+             summary.out);
+
+  // One actor by a prefix of its id; nodes and jobs list too.
+  auto id = first.entries[0]["actor_id"];
+  auto got = cluster.run({"get", "actor", id.substr(0, 12), "--address", a});
+  BOOST_TEST(got.status == 0, got.err);
+  BOOST_TEST(contains(got.out, "actor_id:     " + id), got.out);
+  BOOST_TEST(contains(got.out, "restarts_history: none"), got.out);
+  auto nodes = cluster.run({"list", "nodes", "--address", a});
+  BOOST_TEST(contains(nodes.out, "Showing 1 of 1 nodes (1 in all)"), nodes.out);
+  BOOST_TEST(contains(nodes.out, "ALIVE"));
+  auto jobs = cluster.run(
+      {"list", "jobs", "--address", a, "--filter", "state=running"});
+  BOOST_TEST(contains(jobs.out, "Showing 1 of 1 jobs"), jobs.out);
+
+  // Bad input: one clear line and a failing status.
+  auto bad_key =
+      cluster.run({"list", "actors", "--address", a, "--filter", "colour=red"});
+  BOOST_TEST(bad_key.status != 0);
+  BOOST_TEST(contains(bad_key.err, "no key 'colour'"), bad_key.err);
+  BOOST_TEST(lines_of(bad_key.err).size() == 1u, bad_key.err);
+  auto unknown = cluster.run(
+      {"get", "actor", "00000000000000000000000000000000", "--address", a});
+  BOOST_TEST(unknown.status != 0);
+  BOOST_TEST(contains(unknown.err, "no actor"), unknown.err);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+BOOST_AUTO_TEST_CASE(get_actor_shows_each_restart_with_its_cause) {
+  auto o = attached_cluster(0);
+  o.cpus = 2;
+  process_cluster cluster{o};
+  using prism::state::kind;
+  auto a = prism::actor(listed_probe::create).max_restarts(2).remote();
+  auto pid = prism::get(a.task(&listed_probe::pid).remote(), result_timeout);
+  auto id = a.id().hex();
+  (void)a.task(&listed_probe::die).remote();
+  // Restarted: another process answers.
+  BOOST_REQUIRE(eventually(60s, [&] {
+    try {
+      return prism::get(a.task(&listed_probe::pid).remote(), 5s) != pid;
+    } catch (const prism::error&) {
+      return false;
+    }
+  }));
+  auto e = prism::state::get(kind::actors, id);
+  BOOST_REQUIRE(e.has_value());
+  BOOST_TEST((*e)["restarts"] == "1");
+  BOOST_TEST((*e)["state"] == "ALIVE");
+  BOOST_REQUIRE(e->history.size() == 1u);
+  auto cause_of = [](const auto& fields) {
+    for (const auto& [k, v] : fields)
+      if (k == "cause")
+        return v;
+    return std::string{};
+  };
+  auto cause = cause_of(e->history[0]);
+  BOOST_TEST(!cause.empty());
+  auto got = cluster.run({"get", "actor", id, "--address", cluster.address()});
+  BOOST_TEST(got.status == 0, got.err);
+  BOOST_TEST(contains(got.out, "- restart=1 time="), got.out);
+  BOOST_TEST(contains(got.out, "cause=\"" + cause + "\""), got.out);
+
+  prism::kill(a);
+  BOOST_REQUIRE(eventually(30s, [&] {
+    return (*prism::state::get(kind::actors, id))["state"] == "DEAD";
+  }));
+  auto dead = *prism::state::get(kind::actors, id);
+  BOOST_TEST(dead["death_kind"] == "KILLED");
+  BOOST_TEST(!dead["death_cause"].empty());
+  BOOST_TEST(dead.history.size() == 1u);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace state_test
