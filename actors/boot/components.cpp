@@ -15,6 +15,7 @@
 #include "common/log.hpp"
 #include "common/program_file.hpp"
 #include "gcs/program_store.hpp"
+#include "gcs/task_event_store.hpp"
 #include "join/cluster_token.hpp"
 #include "net/network.hpp"
 #include "net/peers.hpp"
@@ -102,6 +103,7 @@ control_store start_control_store(caf::actor_system& sys, const config& cfg,
   }
   if (keep_programs)
     cs.programs = spawn_program_store(sys, cs.storage_path + "/programs");
+  cs.task_events = spawn_task_event_store(sys, cfg.gcs_max_tasks);
   cs.endpoint = spawn_gcs_endpoint(
       sys, std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
   gcs_keeper_config kc;
@@ -111,6 +113,7 @@ control_store start_control_store(caf::actor_system& sys, const config& cfg,
   kc.max_dead_actors = cfg.gcs_max_dead_actors;
   kc.first_start = first;
   kc.programs = cs.programs;
+  kc.task_events = cs.task_events;
   cs.keeper = spawn_gcs_keeper(sys, std::move(kc), std::move(storage));
   return cs;
 }
@@ -138,6 +141,9 @@ void close_control_store(caf::actor_system& sys, control_store& cs) {
   if (cs.programs)
     caf::anon_send_exit(cs.programs, caf::exit_reason::user_shutdown);
   cs.programs = nullptr;
+  if (cs.task_events)
+    caf::anon_send_exit(cs.task_events, caf::exit_reason::user_shutdown);
+  cs.task_events = nullptr;
   if (cs.temporary_storage) {
     std::error_code ec;
     std::filesystem::remove_all(cs.storage_path, ec);

@@ -42,6 +42,8 @@ struct control_store {
   caf::actor keeper;
   /// The keeper of jobs' programs, if it keeps them.
   caf::actor programs;
+  /// The task event store.
+  caf::actor task_events;
   std::string storage_path;
   /// Whether `storage_path` is a temporary directory to remove at the end.
   bool temporary_storage = false;

@@ -25,6 +25,7 @@
 #include "net/peers.hpp"
 #include "owner/driver_output.hpp"
 #include "owner/owner.hpp"
+#include "owner/task_events.hpp"
 #include "prism/api.hpp"
 #include "prism/client.hpp"
 #include "prism/detail/function_registry.hpp"
@@ -79,6 +80,7 @@ embedded_cluster::embedded_cluster(const config& cfg,
   directory_ = std::make_shared<owner_directory>();
   actor_pool_ = make_actor_pool();
   set_gcs_wait(std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms});
+  configure_task_events(cfg.task_events);
   try {
     if (cfg.worker_processes) {
       // Worker processes connect to each other and to this one directly.
@@ -108,6 +110,7 @@ embedded_cluster::embedded_cluster(const config& cfg, const host_port& head)
   directory_ = std::make_shared<owner_directory>();
   auto wait = std::chrono::milliseconds{cfg.gcs_reconnect_timeout_ms};
   set_gcs_wait(wait);
+  configure_task_events(cfg.task_events);
   try {
     // The processes of the cluster connect to this one directly, on the
     // interface it reaches the head from.
@@ -661,6 +664,7 @@ void serve_if_worker() {
     // Its stdout and stderr are its own now (a forked one's came with its
     // launch).
     actors::init_output_source();
+    actors::configure_task_events(false);
     actors::serve_as_worker();
   }
 }

@@ -53,6 +53,21 @@ caf::result<caf::message> to_programs(gcs_actor* self,
   return caf::delegated<caf::message>{};
 }
 
+/// Answers a question about the cluster's state: about tasks, by handing it
+/// to the task event store; else from the tables, with `answer`.
+template <class Message, class Answer>
+caf::result<caf::message> answer_state(gcs_actor* self,
+                                       const caf::actor& events, Message msg,
+                                       Answer answer) {
+  if (msg.kind != state::kind::tasks)
+    return caf::make_message(answer(self->state, msg));
+  if (!events)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "this control store keeps no task events");
+  self->delegate(events, std::move(msg));
+  return caf::delegated<caf::message>{};
+}
+
 caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
   start(self, cfg);
   set_checked_down_handler(self,
@@ -91,14 +106,18 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
       [self](const protocol::query_summary&) { return summarize(self->state); },
-      [self](const protocol::list_state& msg) {
-        return list_state(self->state, msg);
+      [self, events = cfg.task_events](protocol::list_state& msg) {
+        return answer_state(self, events, std::move(msg), list_state);
       },
-      [self](const protocol::get_state& msg) {
-        return get_state(self->state, msg);
+      [self, events = cfg.task_events](protocol::get_state& msg) {
+        return answer_state(self, events, std::move(msg), get_state);
       },
-      [self](const protocol::summarize_state& msg) {
-        return summarize_state(self->state, msg);
+      [self, events = cfg.task_events](protocol::summarize_state& msg) {
+        return answer_state(self, events, std::move(msg), summarize_state);
+      },
+      [self, events = cfg.task_events](protocol::task_events& msg) {
+        if (events)
+          self->send(events, std::move(msg));
       },
       // -- actors -----------------------------------------------------------
       [self](protocol::create_actor& msg) { return create_actor(self, msg); },

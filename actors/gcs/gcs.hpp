@@ -37,6 +37,10 @@ struct gcs_config {
   /// programs' messages; none: programs are not kept, and reads of them
   /// fail.
   caf::actor programs;
+  /// The task event store (gcs/task_event_store.hpp), which gets owners'
+  /// task events and the questions about tasks; none: they are dropped,
+  /// and questions refused.
+  caf::actor task_events;
 };
 
 /// Spawns the control store: the registry of nodes, jobs, actors and the
@@ -72,6 +76,8 @@ struct gcs_keeper_config {
   gcs_start first_start = gcs_start::fresh_cluster;
   /// The keeper of jobs' programs, for every control store it starts.
   caf::actor programs;
+  /// The task event store, for every control store it starts.
+  caf::actor task_events;
 };
 
 /// Spawns the control store's supervisor (its messages are in

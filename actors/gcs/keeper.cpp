@@ -74,6 +74,7 @@ void spawn_instance(keeper_actor* self, gcs_start start) {
   gc.recovery_grace = st.cfg.recovery_grace;
   gc.max_dead_actors = st.cfg.max_dead_actors;
   gc.programs = st.cfg.programs;
+  gc.task_events = st.cfg.task_events;
   st.instance = spawn_gcs(self->system(), std::move(gc));
   st.started = std::chrono::steady_clock::now();
   self->monitor(st.instance);

@@ -17,20 +17,8 @@ namespace {
 using internal::iso_time;
 using fields = std::vector<std::pair<std::string, std::string>>;
 
-std::string upper(const char* name) {
-  std::string s{name};
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
-    return static_cast<char>(std::toupper(c));
-  });
-  return s;
-}
-
 std::string yes_no(bool b) {
   return b ? "true" : "false";
-}
-
-std::string hex_or_empty(const unique_id& id) {
-  return id.nil() ? std::string{} : id.hex();
 }
 
 /// A job's number, padded so that jobs sort by number.
@@ -47,7 +35,7 @@ std::string node_field(const node_entry& n, std::size_t column) {
   case 0:
     return n.info.node.hex();
   case 1:
-    return upper(to_string(n.state));
+    return internal::state_name(to_string(n.state));
   case 2:
     return n.info.contact;
   case 3:
@@ -72,7 +60,7 @@ std::string job_field(job_id id, const job_entry& j, std::size_t column) {
   case 2:
     return j.ns;
   case 3:
-    return hex_or_empty(j.driver);
+    return internal::hex_or_empty(j.driver);
   case 4:
     return iso_time(j.start_ms);
   default:
@@ -87,7 +75,7 @@ std::string actor_field(const actor_entry& a, std::size_t column) {
   case 1:
     return actor_class_of(a.spec.factory);
   case 2:
-    return upper(to_string(a.state));
+    return internal::state_name(to_string(a.state));
   case 3:
     return a.spec.name;
   case 4:
@@ -95,7 +83,7 @@ std::string actor_field(const actor_entry& a, std::size_t column) {
   case 5:
     return std::to_string(a.spec.job.value);
   case 6:
-    return hex_or_empty(a.node);
+    return internal::hex_or_empty(a.node);
   case 7:
     return a.pid == 0 ? std::string{} : std::to_string(a.pid);
   case 8:
@@ -109,21 +97,10 @@ std::string actor_field(const actor_entry& a, std::size_t column) {
   case 12:
     return a.death_kind == internal::death_kind::none
                ? std::string{}
-               : upper(to_string(a.death_kind));
+               : internal::state_name(to_string(a.death_kind));
   default:
     return a.death_cause;
   }
-}
-
-/// Every column of an entry, by `field(column)`.
-template <class Field>
-state::entry whole(state::kind k, Field&& field) {
-  state::entry e;
-  const auto& cs = internal::columns_of(k);
-  e.fields.reserve(cs.size());
-  for (std::size_t i = 0; i < cs.size(); ++i)
-    e.fields.emplace_back(cs[i].key, field(i));
-  return e;
 }
 
 /// An actor's restarts, oldest first.
@@ -131,7 +108,7 @@ void add_history(const actor_entry& a, state::entry& e) {
   for (const auto& r : a.restarts)
     e.history.push_back(fields{{"restart", std::to_string(r.restart)},
                                {"time", iso_time(r.unix_ms)},
-                               {"node_id", hex_or_empty(r.node)},
+                               {"node_id", internal::hex_or_empty(r.node)},
                                {"cause", r.cause}});
 }
 
@@ -175,7 +152,8 @@ protocol::state_page list_state(const gcs_state& st,
                           msg.cursor};
     internal::page_builder page{msg.kind, o};
     each_entry(st, msg.kind, [&](auto key, auto field, auto) {
-      page.offer(key, field, [&] { return whole(msg.kind, field); });
+      page.offer(key, field,
+                 [&] { return internal::whole_entry(msg.kind, field); });
     });
     result.page = page.finish();
   } catch (const prism::error& e) {
@@ -200,7 +178,7 @@ protocol::state_found get_state(const gcs_state& st,
       return;
     ++prefixed;
     result.found = true;
-    result.entry = whole(msg.kind, field);
+    result.entry = internal::whole_entry(msg.kind, field);
     history(result.entry);
   });
   if (!exact && prefixed > 1) {

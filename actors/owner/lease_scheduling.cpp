@@ -40,6 +40,7 @@ void return_lease(owner_actor* self, std::uint64_t lease_id) {
 void push(owner_actor* self, task_entry& t, lease_entry& lease) {
   if (!set_state(self, t, internal::task_state::running))
     return;
+  note_task_running(self, t, lease);
   t.lease_id = lease.id;
   lease.in_flight.push_back(t.spec.id);
   self->send(lease.handle,
@@ -246,6 +247,8 @@ void take_lease(owner_actor* self, protocol::lease_grant& g) {
   auto& l = sched.leases[g.lease_id];
   l.id = g.lease_id;
   l.worker = g.worker;
+  l.node = g.node;
+  l.pid = g.worker_pid;
   l.handle = std::move(g.worker_handle);
   l.raylet = std::move(g.raylet);
   l.key = key;
@@ -344,7 +347,7 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
     if (t == st.tasks.entries.end())
       continue;
     t->second.lease_id = 0;
-    if (!retry_task(self, t->second))
+    if (!retry_task(self, t->second, "its worker died: " + msg.reason))
       fail_task(self, tid, worker_died_error(t->second, msg.reason));
   }
   dispatch(self, key);

@@ -103,6 +103,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](protocol::put_object& msg) { return object_put(self, msg); },
       [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
+      [self](ship_events_atom) { ship_task_events(self); },
       [self](protocol::adopt_object& msg) { adopt_requested(self, msg); },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
       [self](const protocol::copy_kept& msg) { copy_kept(self, msg); },

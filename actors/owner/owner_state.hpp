@@ -30,6 +30,7 @@
 #include "common/log.hpp"
 #include "net/peers.hpp"
 #include "owner/owner.hpp"
+#include "prism/internal/task_events.hpp"
 #include "prism/internal/task_state.hpp"
 #include "protocol/lineage.hpp"
 #include "protocol/object_store.hpp"
@@ -43,6 +44,8 @@ namespace prism::actors::owner_internal {
 
 using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
 using rebuild_atom = caf::atom_constant<caf::atom("rebuild")>;
+/// Time to send the task events recorded on.
+using ship_events_atom = caf::atom_constant<caf::atom("shipevents")>;
 
 /// The worker id under which a fetch waits for the control store's owner.
 inline const worker_id adopter_id{};
@@ -155,6 +158,21 @@ struct adoption_state {
 
 // -- task lifecycle -----------------------------------------------------------
 
+/// What the owner learned of a task for its events (task_events.cpp).
+struct task_event_note {
+  std::int64_t submit_us = 0;
+  /// Of the current attempt, once it runs.
+  std::int64_t start_us = 0;
+  node_id node;
+  worker_id worker;
+  std::int32_t pid = 0;
+  std::int32_t attempt = 0;
+  /// Changed since its last event: among the events' `dirty` tasks.
+  bool dirty = false;
+  /// Its name went with an event already.
+  bool named = false;
+};
+
 struct task_entry {
   internal::task_spec spec;
   /// Changed only by `set_state`.
@@ -175,6 +193,7 @@ struct task_entry {
   std::vector<std::pair<std::size_t, detail::task_arg>> ref_args;
   /// Set when this run rebuilds a result whose copies were lost.
   bool rebuilding = false;
+  task_event_note note;
 };
 
 struct task_lifecycle_state {
@@ -188,6 +207,9 @@ struct task_lifecycle_state {
 struct lease_entry {
   std::uint64_t id = 0;
   worker_id worker;
+  /// Where the worker runs: its node and process.
+  node_id node;
+  std::int32_t pid = 0;
   caf::actor handle;
   /// The raylet that granted the lease.
   caf::actor raylet;
@@ -232,6 +254,21 @@ struct lease_scheduling_state {
 
 // -- the owner ----------------------------------------------------------------
 
+// -- task events (task_events.cpp) --------------------------------------------
+
+struct task_events_state {
+  internal::task_event_buffer buffer{100'000};
+  /// Tasks whose state changed since their last event; recorded as they
+  /// are when the batch goes (those that ended meanwhile were recorded).
+  std::vector<task_id> dirty;
+  /// How many of `dirty` have not ended: when none, the batch goes without
+  /// looking them up.
+  std::size_t dirty_alive = 0;
+  /// The last name that went with an event of this batch.
+  std::string last_name;
+  bool ship_scheduled = false;
+};
+
 struct owner_state {
   static inline const char* name = "owner";
 
@@ -245,6 +282,7 @@ struct owner_state {
   adoption_state adoption;
   task_lifecycle_state tasks;
   lease_scheduling_state scheduling;
+  task_events_state events;
 
   owner_state() = default;
   owner_state(const owner_state&) = delete;
@@ -355,6 +393,18 @@ void adopt_requested(owner_actor* self, protocol::adopt_object& msg);
 
 // -- task lifecycle (task_lifecycle.cpp) --------------------------------------
 
+/// Notes that `t` waits for arguments or a worker (its current attempt).
+void note_task_waiting(owner_actor* self, task_entry& t);
+/// Notes that `t` runs on `lease`'s worker.
+void note_task_running(owner_actor* self, task_entry& t,
+                       const lease_entry& lease);
+/// Records that the current attempt of `t` ended in `state` (finished or
+/// failed, with `error`).
+void note_attempt_ended(owner_actor* self, task_entry& t,
+                        internal::task_state state,
+                        const std::string& error = {});
+/// Sends the task events recorded since the last batch.
+void ship_task_events(owner_actor* self);
 /// The scheduling key of a task: tasks of one key share leases.
 std::string key_of(const internal::task_spec& spec);
 /// Changes the state of `t`; refuses (and logs) an impossible change.
@@ -375,7 +425,7 @@ void submit_entry(owner_actor* self, task_entry& t);
 void fail_task(owner_actor* self, const task_id& tid,
                const detail::error_info& err);
 /// Runs the task again if it has retries left; returns false if not.
-bool retry_task(owner_actor* self, task_entry& t);
+bool retry_task(owner_actor* self, task_entry& t, const std::string& why);
 /// A worker reports that a run of a task ended.
 void task_finished(owner_actor* self, protocol::task_done& d);
 /// The state of a task, or an empty string if this owner has none.

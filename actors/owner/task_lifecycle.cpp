@@ -32,6 +32,7 @@ void finish_task(owner_actor* self, protocol::task_done& d) {
   if (t == st.tasks.entries.end() ||
       !set_state(self, t->second, internal::task_state::finished))
     return;
+  note_attempt_ended(self, t->second, internal::task_state::finished);
   auto id = t->second.spec.return_id();
   using arrival = internal::memory_store::arrival;
   if (d.stored_at.nil()) {
@@ -131,6 +132,7 @@ void enqueue(owner_actor* self, const task_id& tid) {
   }
   if (!set_state(self, t, internal::task_state::queued))
     return;
+  note_task_waiting(self, t);
   if (t.spec.durable)
     save_lineage(self, t.spec);
   queue_ready(self, tid, t);
@@ -214,6 +216,8 @@ void submit_entry(owner_actor* self, task_entry& t) {
     return;
   if (t.missing_args == 0)
     enqueue(self, id);
+  else if (t.actor_call.nil())
+    note_task_waiting(self, t);
 }
 
 void submit(owner_actor* self, internal::task_spec&& spec,
@@ -236,6 +240,8 @@ void fail_task(owner_actor* self, const task_id& tid,
   if (t == st.tasks.entries.end() ||
       !set_state(self, t->second, internal::task_state::failed))
     return;
+  note_attempt_ended(self, t->second, internal::task_state::failed,
+                     err.message);
   if (!t->second.actor_call.nil()) {
     st.cfg.routes->fail_call(t->second.actor_call, tid, err);
     st.tasks.entries.erase(t);
@@ -263,11 +269,13 @@ void fail_task(owner_actor* self, const task_id& tid,
 }
 
 // Runs the task again if it has retries left; returns false if not.
-bool retry_task(owner_actor* self, task_entry& t) {
+bool retry_task(owner_actor* self, task_entry& t, const std::string& why) {
   if (t.retries_left == 0)
     return false;
   if (t.retries_left > 0)
     --t.retries_left;
+  // The attempt that ends here failed; the next starts queued.
+  note_attempt_ended(self, t, internal::task_state::failed, why);
   ++t.spec.attempt;
   t.lease_id = 0;
   self->state.log->info("retrying task {} ({}), attempt {}", t.spec.id.hex(),
@@ -293,7 +301,7 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
     bool may_retry = d.error.code == errc::task_failed
                          ? t->second.spec.retry_exceptions
                          : is_retryable(d.error.code);
-    if (!may_retry || !retry_task(self, t->second))
+    if (!may_retry || !retry_task(self, t->second, d.error.message))
       fail_task(self, d.task, d.error);
   }
   dispatch(self, key);

@@ -62,13 +62,15 @@ struct lease_grant {
   /// Where the worker's and the raylet's processes take connections.
   std::string worker_contact;
   std::string raylet_contact;
+  /// The worker's process (the raylet's, for a worker thread).
+  std::int32_t worker_pid = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_grant& x) {
   return f(x.request_id, x.lease_id, static_cast<unique_id&>(x.worker),
            x.worker_handle, static_cast<unique_id&>(x.node), x.raylet,
-           x.worker_contact, x.raylet_contact);
+           x.worker_contact, x.raylet_contact, x.worker_pid);
 }
 
 /// raylet -> owner: this node cannot run the request; ask `raylet`, whose

@@ -176,7 +176,8 @@ using message_types = caf::detail::type_list<
     message_type<get_state, "prism.get_state">,
     message_type<state_found, "prism.state_found">,
     message_type<summarize_state, "prism.summarize_state">,
-    message_type<state_counts, "prism.state_counts">>;
+    message_type<state_counts, "prism.state_counts">,
+    message_type<task_events, "prism.task_events">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

@@ -1,14 +1,15 @@
 #pragma once
 
 // What `prism list`, `prism get`, `prism summary` and `prism::state` ask of
-// the control store: its nodes, jobs and actors, filtered before they are
-// limited.
+// the control store: its nodes, jobs, actors and tasks, filtered before
+// they are limited; and the task events owners send it.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "prism/detail/runtime.hpp"
+#include "prism/internal/task_events.hpp"
 #include "prism/state.hpp"
 
 namespace prism::state {
@@ -25,7 +26,8 @@ typename Inspector::result_type inspect(Inspector& f, count& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, page& x) {
-  return f(x.entries, x.matched, x.total, x.next_cursor);
+  return f(x.entries, x.matched, x.total, x.next_cursor, x.dropped_events,
+           x.forgotten_tasks);
 }
 
 } // namespace prism::state
@@ -101,6 +103,18 @@ struct state_counts {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, state_counts& x) {
   return f(x.counts, x.error);
+}
+
+/// owner -> gcs (-> its task event store): the events an owner recorded
+/// since its last batch, and how many it dropped meanwhile.
+struct task_events {
+  std::vector<internal::task_event> events;
+  std::uint64_t dropped = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_events& x) {
+  return f(x.events, x.dropped);
 }
 
 } // namespace prism::protocol

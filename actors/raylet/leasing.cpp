@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include <unistd.h>
+
 #include "raylet/raylet_state.hpp"
 
 namespace prism::actors::raylet_internal {
@@ -115,10 +117,11 @@ bool grant(raylet_actor* self, const protocol::lease_request& req) {
   if (st.watched_owners.insert(req.owner.address()).second)
     self->monitor(req.owner);
   self->send(req.owner,
-             protocol::lease_grant{req.request_id, lease_id, w->id, w->handle,
-                                   st.cfg.node, self_handle(self),
-                                   w->contact.empty() ? st.contact : w->contact,
-                                   st.contact});
+             protocol::lease_grant{
+                 req.request_id, lease_id, w->id, w->handle, st.cfg.node,
+                 self_handle(self),
+                 w->contact.empty() ? st.contact : w->contact, st.contact,
+                 w->pid != 0 ? w->pid : static_cast<int>(::getpid())});
   st.leases.emplace(lease_id, std::move(l));
   return true;
 }

@@ -16,12 +16,14 @@ const char* to_string(kind k) noexcept {
     return "jobs";
   case kind::actors:
     return "actors";
+  case kind::tasks:
+    return "tasks";
   }
   return "unknown";
 }
 
 std::optional<kind> kind_named(std::string_view name) noexcept {
-  for (auto k : {kind::nodes, kind::jobs, kind::actors}) {
+  for (auto k : {kind::nodes, kind::jobs, kind::actors, kind::tasks}) {
     std::string_view plural = to_string(k);
     if (name == plural || name == plural.substr(0, plural.size() - 1))
       return k;
@@ -31,8 +33,8 @@ std::optional<kind> kind_named(std::string_view name) noexcept {
 
 const std::vector<std::string>& keys_of(kind k) {
   static const auto keys = [] {
-    std::array<std::vector<std::string>, 3> result;
-    for (auto each : {kind::nodes, kind::jobs, kind::actors})
+    std::array<std::vector<std::string>, 4> result;
+    for (auto each : {kind::nodes, kind::jobs, kind::actors, kind::tasks})
       for (const auto& c : internal::columns_of(each))
         result[static_cast<std::size_t>(each)].push_back(c.key);
     return result;

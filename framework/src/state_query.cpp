@@ -61,15 +61,21 @@ const std::vector<state_column>& columns_of(state::kind k) {
        "death_kind", "death_cause"},
       {"state", "death_kind"}, {"job_id", "pid", "restarts", "max_restarts"},
       {"detached", "shared"});
+  static const std::vector<state_column> tasks = columns(
+      {"task_id", "name", "state", "job_id", "attempt", "node_id", "worker_id",
+       "pid", "error", "submit_time", "start_time", "end_time", "duration_ms"},
+      {"state"}, {"job_id", "attempt", "pid", "duration_ms"}, {});
   switch (k) {
   case state::kind::nodes:
     return nodes;
   case state::kind::jobs:
     return jobs;
   case state::kind::actors:
+    return actors;
+  case state::kind::tasks:
     break;
   }
-  return actors;
+  return tasks;
 }
 
 std::size_t column_index(state::kind k, std::string_view key) {
@@ -146,6 +152,18 @@ bool id_named(std::string_view id, std::string_view wanted) noexcept {
   if (id == wanted)
     return true;
   return wanted.size() >= 4 && id.substr(0, wanted.size()) == wanted;
+}
+
+std::string state_name(std::string_view name) {
+  std::string s{name};
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) {
+    return static_cast<char>(std::toupper(c));
+  });
+  return s;
+}
+
+std::string hex_or_empty(const unique_id& id) {
+  return id.nil() ? std::string{} : id.hex();
 }
 
 std::string iso_time(std::int64_t unix_ms) {

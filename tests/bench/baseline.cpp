@@ -72,6 +72,8 @@ const std::map<std::string, judgement>& table() {
       {"actor_creation", against(pipelined)},
       {"actors_100k_rss_mb", cost()},
       {"list_100k_actors_filtered_ms", cost()},
+      {"list_1m_task_events_filtered_ms", cost()},
+      {"task_events_cost_pct", cost()},
       // The control store.
       {"gcs_write_nosync", rate()},
       {"gcs_write_sync", rate()},

@@ -3,6 +3,7 @@
 // to read 100,000 actors back. No Prism cluster runs; the store is used
 // directly, in a scratch directory under the system's temp directory.
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -10,11 +11,16 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
 #include "bench.hpp"
 #include "control_store.hpp"
+#include "gcs/task_event_store.hpp"
+#include "protocol/state.hpp"
+
+#include <caf/all.hpp>
 
 namespace prism::bench {
 
@@ -135,6 +141,68 @@ double recovery_100k(const run_options& opts) {
   return elapsed.count();
 }
 
+/// Milliseconds the control store's task event store takes to list the
+/// first 100 of the 10,000 finished tasks of one function among the
+/// 1,000,000 it keeps (each told by the one event of a task that ran and
+/// ended between two batches of its owner): the filter reads every task
+/// before the limit. The median of 4 lists, after one that waits for the
+/// store to take every batch.
+double list_1m_task_events(const run_options& opts) {
+  auto n = opts.iterations(1'000'000);
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto store = actors::spawn_task_event_store(sys, n);
+  caf::scoped_actor self{sys};
+  protocol::task_events batch;
+  auto worker = worker_id{unique_id{0xbe, 0xef}};
+  std::size_t rare = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    // A task that ran and ended between two batches: one event.
+    internal::task_event e;
+    e.task = task_id{worker, i + 1};
+    e.state = internal::task_state::finished;
+    e.submit_us = 1'795'000'000'000'000 + static_cast<std::int64_t>(i);
+    e.start_us = e.submit_us + 20;
+    e.end_us = e.submit_us + 90;
+    e.name = i % 100 == 0 ? "bench::rare" : "bench::common";
+    rare += i % 100 == 0 ? 1 : 0;
+    e.job = job_id{1};
+    e.node = node_id{unique_id{1, 2}};
+    e.worker = worker_id{unique_id{3, 4}};
+    e.pid = 4123;
+    batch.events.push_back(std::move(e));
+    if (batch.events.size() >= 10'000) {
+      self->send(store, std::move(batch));
+      batch = {};
+    }
+  }
+  self->send(store, std::move(batch));
+  protocol::list_state ask{
+      state::kind::tasks, {"name=bench::rare", "state=finished"}, 100, ""};
+  std::vector<double> ms;
+  for (int i = 0; i < 5; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    protocol::state_page page;
+    self->request(store, std::chrono::seconds{60}, ask)
+        .receive([&](protocol::state_page& p) { page = std::move(p); },
+                 [&](caf::error& err) {
+                   auto what = "the store did not answer: " + sys.render(err);
+                   expect(false, what.c_str());
+                 });
+    std::chrono::duration<double, std::milli> took =
+        std::chrono::steady_clock::now() - start;
+    // The first list also waits for the store to take every batch.
+    if (i > 0)
+      ms.push_back(took.count());
+    expect(page.page.total == n && page.page.matched == rare &&
+               page.page.entries.size() == std::min<std::size_t>(rare, 100),
+           "the list is not the first 100 tasks of the rare function");
+  }
+  caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
 } // namespace
 
 std::vector<metric> gcs_store_metrics() {
@@ -142,6 +210,7 @@ std::vector<metric> gcs_store_metrics() {
       {"gcs_write_sync", "per_s", false, write_sync},
       {"gcs_write_nosync", "per_s", false, write_nosync},
       {"gcs_recovery_100k_actors", "s", false, recovery_100k},
+      {"list_1m_task_events_filtered_ms", "ms", false, list_1m_task_events},
   };
 }
 

@@ -9,6 +9,7 @@
 #include <prism/prism.hpp>
 
 #include "bench.hpp"
+#include "owner/task_events.hpp"
 
 namespace prism::bench {
 
@@ -93,10 +94,26 @@ double tasks_and_get_batch(const run_options& opts) {
 
 } // namespace
 
+/// How much slower `single_client_tasks_async` runs with its task events
+/// recorded than without, in percent (0 if not slower): the best of three
+/// runs each way, taken in turns.
+double task_events_cost_pct(const run_options& opts) {
+  double with = 0;
+  double without = 0;
+  for (int i = 0; i < 3; ++i) {
+    actors::set_task_event_recording(false);
+    without = std::max(without, tasks_async(opts));
+    actors::set_task_event_recording(true);
+    with = std::max(with, tasks_async(opts));
+  }
+  return std::max(0.0, (without - with) / without * 100.0);
+}
+
 std::vector<metric> task_metrics() {
   return {
       {"single_client_tasks_sync", "per_s", true, tasks_sync},
       {"single_client_tasks_async", "per_s", true, tasks_async},
+      {"task_events_cost_pct", "pct", true, task_events_cost_pct},
       {"multi_client_tasks_async", "per_s", true, multi_client_tasks_async},
       {"single_client_wait_1k_refs", "per_s", true, wait_1k_refs},
       {"single_client_tasks_and_get_batch", "per_s", true, tasks_and_get_batch},

@@ -1,9 +1,10 @@
 // The cluster's state as an operator and a program read it: `prism list`
 // filters before it limits and always says "N of M", pages go on from a
-// cursor, `prism get` shows an actor's restarts with their causes, `prism
-// summary` counts by class and state, and `prism::state` answers the same
-// without a command line.
+// cursor, `prism get` shows an actor's restarts with their causes and a
+// task's attempts, `prism summary` counts by class or function and state,
+// and `prism::state` answers the same without a command line.
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <unistd.h>
@@ -47,8 +48,24 @@ public:
   }
 };
 
+int listed_square(int x) {
+  return x * x;
+}
+
+/// Dies with its worker process on its first attempt, and returns its
+/// attempt on the next.
+int dies_once() {
+  auto attempt = prism::get_runtime_context().attempt;
+  std::printf("dies_once attempt %d\n", attempt);
+  std::fflush(stdout);
+  if (attempt == 0)
+    std::_Exit(3);
+  return attempt;
+}
+
 PRISM_REMOTE(listed_probe::create, &listed_probe::pid, &listed_probe::die);
 PRISM_REMOTE(pending_probe::create);
+PRISM_REMOTE(listed_square, dies_once);
 
 prism::state::list_options with(std::vector<std::string> filters,
                                 std::size_t limit) {
@@ -217,6 +234,78 @@ BOOST_AUTO_TEST_CASE(get_actor_shows_each_restart_with_its_cause) {
   BOOST_TEST(dead["death_kind"] == "KILLED");
   BOOST_TEST(!dead["death_cause"].empty());
   BOOST_TEST(dead.history.size() == 1u);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+BOOST_AUTO_TEST_CASE(tasks_are_listed_from_their_events_with_each_attempt) {
+  auto o = attached_cluster(0);
+  o.cpus = 2;
+  o.driver.task_events = true;
+  process_cluster cluster{o};
+  using prism::state::kind;
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 0; i < 200; ++i)
+    refs.push_back(prism::task(listed_square).remote(i));
+  auto retried = prism::task(dies_once).max_retries(1).remote();
+  for (int i = 0; i < 200; ++i)
+    BOOST_REQUIRE(prism::get(refs[i], result_timeout) == i * i);
+  BOOST_REQUIRE(prism::get(retried, result_timeout) == 1);
+  // Events go to the control store in batches, a second apart at most.
+  BOOST_REQUIRE(eventually(30s, [&] {
+    return prism::state::list(kind::tasks,
+                              with({"name=listed_square", "state=finished"}, 1))
+                   .matched == 200u &&
+           prism::state::list(kind::tasks,
+                              with({"name=dies_once", "state=finished"}, 1))
+                   .matched == 1u;
+  }));
+  auto page = prism::state::list(kind::tasks, with({"name=dies_once"}, 10));
+  BOOST_REQUIRE(page.entries.size() == 1u);
+  BOOST_TEST(page.dropped_events == 0u);
+  BOOST_TEST(page.forgotten_tasks == 0u);
+  const auto& t = page.entries[0];
+  BOOST_TEST(t["attempt"] == "1");
+  BOOST_TEST(t["job_id"] == "1");
+  BOOST_TEST(!t["pid"].empty());
+  BOOST_TEST(t["pid"] != std::to_string(::getpid()));
+  BOOST_TEST(!t["start_time"].empty());
+  BOOST_TEST(!t["duration_ms"].empty());
+  auto e = prism::state::get(kind::tasks, t["task_id"]);
+  BOOST_REQUIRE(e.has_value());
+  BOOST_REQUIRE(e->history.size() == 2u);
+  auto field = [](const auto& fields, const std::string& key) {
+    for (const auto& [k, v] : fields)
+      if (k == key)
+        return v;
+    return std::string{};
+  };
+  BOOST_TEST(field(e->history[0], "state") == "FAILED");
+  BOOST_TEST(contains(field(e->history[0], "error"), "died"),
+             field(e->history[0], "error"));
+  BOOST_TEST(field(e->history[0], "pid") != field(e->history[1], "pid"));
+  BOOST_TEST(field(e->history[1], "state") == "FINISHED");
+
+  auto a = cluster.address();
+  auto listed = cluster.run({"list", "tasks", "--address", a, "--filter",
+                             "name=listed_square", "--limit", "3"});
+  BOOST_TEST(listed.status == 0, listed.err);
+  BOOST_TEST(contains(listed.out, "Showing 3 of 200 tasks matching "
+                                  "name=listed_square (201 in all)"),
+             listed.out);
+  auto got = cluster.run({"get", "task", t["task_id"], "--address", a});
+  BOOST_TEST(got.status == 0, got.err);
+  BOOST_TEST(contains(got.out, "- attempt=0 state=FAILED"), got.out);
+  BOOST_TEST(contains(got.out, "- attempt=1 state=FINISHED"), got.out);
+  // The output of each attempt, in the file of the process that ran it.
+  auto first_log = cluster.run(
+      {"logs", "--address", a, "--task", t["task_id"], "--attempt", "0"});
+  BOOST_TEST(first_log.status == 0, first_log.err);
+  BOOST_TEST(contains(first_log.out, "dies_once attempt 0"), first_log.out);
+  BOOST_TEST(!contains(first_log.out, "dies_once attempt 1"), first_log.out);
+  auto last_log = cluster.run({"logs", "--address", a, "--task", t["task_id"]});
+  BOOST_TEST(contains(last_log.out, "dies_once attempt 1"), last_log.out);
+  auto summary = cluster.run({"summary", "tasks", "--address", a});
+  BOOST_TEST(contains(summary.out, "201 tasks by name and state"), summary.out);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

@@ -160,7 +160,8 @@ inline protocol::lease_grant sample(type_tag<protocol::lease_grant>,
           .node = some_node(),
           .raylet = a,
           .worker_contact = "10.0.0.2:41002",
-          .raylet_contact = "10.0.0.3:41003"};
+          .raylet_contact = "10.0.0.3:41003",
+          .worker_pid = 4123};
 }
 
 inline protocol::lease_return sample(type_tag<protocol::lease_return>,
@@ -883,7 +884,9 @@ inline protocol::state_page sample(type_tag<protocol::state_page>,
   return {.page = {.entries = {some_state_entry(), {}},
                    .matched = 53572,
                    .total = 100000,
-                   .next_cursor = "0c9d51e3"},
+                   .next_cursor = "0c9d51e3",
+                   .dropped_events = 17,
+                   .forgotten_tasks = 4000},
           .error = {errc::invalid_argument, "no key 'colour'", "", ""}};
 }
 
@@ -906,6 +909,28 @@ inline protocol::state_counts sample(type_tag<protocol::state_counts>,
                                      const caf::actor&) {
   return {.counts = {{"Counter", "ALIVE", 99999}, {"Counter", "DEAD", 1}},
           .error = {}};
+}
+
+inline protocol::task_events sample(type_tag<protocol::task_events>,
+                                    const caf::actor&) {
+  internal::task_event first;
+  first.task = task_id{some_worker(), 9};
+  first.state = internal::task_state::queued;
+  first.submit_us = 1795000000123456;
+  first.name = "square";
+  first.job = job_id{3};
+  internal::task_event failed;
+  failed.task = first.task;
+  failed.attempt = 1;
+  failed.state = internal::task_state::failed;
+  failed.submit_us = first.submit_us;
+  failed.start_us = first.submit_us + 10;
+  failed.end_us = first.submit_us + 2000;
+  failed.node = some_node();
+  failed.worker = some_worker();
+  failed.pid = 4123;
+  failed.error = "the worker running task 'square' died";
+  return {.events = {first, failed}, .dropped = 3};
 }
 
 template <class T>

@@ -21,6 +21,7 @@
 #include "protocol/output.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
+#include "protocol/state.hpp"
 
 namespace prism::tools {
 
@@ -40,6 +41,9 @@ struct logs_options {
   bool err = false;
   std::uint32_t tail = 0;
   bool follow = false;
+  std::string task;
+  /// -1: the task's latest attempt.
+  std::int32_t attempt = -1;
 };
 
 std::string short_id(const unique_id& id) {
@@ -267,13 +271,56 @@ private:
   bool failed_ = false;
 };
 
-int logs_command(const logs_options& o) {
+/// The value of `key` among `fields`; empty if none.
+std::string
+field_of(const std::vector<std::pair<std::string, std::string>>& fields,
+         const std::string& key) {
+  for (const auto& [k, v] : fields)
+    if (k == key)
+      return v;
+  return {};
+}
+
+/// Narrows `o` to the worker process that ran attempt `o.attempt` (or the
+/// latest) of task `o.task`, as its events tell.
+void choose_task_worker(head_connection& head, logs_options& o) {
+  auto found = head.ask<protocol::state_found>(
+      protocol::get_state{state::kind::tasks, o.task},
+      "looking up task " + o.task);
+  if (found.error.code != errc::ok)
+    detail::throw_error(found.error);
+  if (!found.found)
+    throw invalid_argument_error("no task '" + o.task +
+                                 "' (prism list tasks lists them)");
+  const auto& attempts = found.entry.history;
+  auto chosen = attempts.empty() ? nullptr : &attempts.back();
+  if (o.attempt >= 0) {
+    chosen = nullptr;
+    for (const auto& a : attempts)
+      if (field_of(a, "attempt") == std::to_string(o.attempt))
+        chosen = &a;
+    if (chosen == nullptr)
+      throw invalid_argument_error("task " + o.task + " has no attempt " +
+                                   std::to_string(o.attempt));
+  }
+  if (chosen == nullptr || field_of(*chosen, "pid").empty())
+    throw invalid_argument_error("task " + o.task +
+                                 " has not run on a worker yet (" +
+                                 found.entry["state"] + ")");
+  o.worker = std::stoi(field_of(*chosen, "pid"));
+  o.node = field_of(*chosen, "node_id");
+  o.job = static_cast<std::uint32_t>(std::stoul(found.entry["job_id"]));
+}
+
+int logs_command(logs_options o) {
   try {
     if (o.component != "worker" && o.component != "node" &&
         o.component != "head")
       throw invalid_argument_error(
           "--component is worker, node or head, not '" + o.component + "'");
     head_connection head{o.address, "logs"};
+    if (!o.task.empty())
+      choose_task_worker(head, o);
     return logs_reader{head, o}.run();
   } catch (const std::exception& e) {
     std::cerr << "prism logs: " << e.what() << std::endl;
@@ -299,6 +346,12 @@ void add_logs_command(CLI::App& app, command_list& commands) {
                    "Only the process of this live actor (its 32-digit id)");
   logs->add_option("--worker", o->worker,
                    "Only the worker process of this pid");
+  logs->add_option("--task", o->task,
+                   "Only the worker process that ran this task (its id, or "
+                   "a unique start of it), as its events tell");
+  logs->add_option("--attempt", o->attempt,
+                   "With --task: that attempt (0 is the first) instead of "
+                   "the latest");
   logs->add_option("--component", o->component,
                    "worker (the worker processes' output, the default), node "
                    "(each node's own log) or head (the head's log)")

@@ -70,6 +70,7 @@ struct start_options {
   /// and the rotated files kept.
   std::uint64_t worker_log_max_bytes = 100 * 1024 * 1024;
   std::uint32_t worker_log_backups = 5;
+  std::uint32_t max_tasks = 100000;
   /// Whether --host was given (a node's default is the interface it
   /// reaches the head from).
   bool host_given = false;
@@ -108,6 +109,7 @@ cluster_process::options process_options(const start_options& o) {
   po.cfg.log_level = o.log_level;
   po.cfg.worker_log_max_bytes = o.worker_log_max_bytes;
   po.cfg.worker_log_backups = o.worker_log_backups;
+  po.cfg.gcs_max_tasks = o.max_tasks;
   po.listen = actors::host_port{o.host, o.port};
   if (!o.head && !o.host_given)
     po.listen.host.clear();
@@ -410,6 +412,11 @@ void add_node_options(CLI::App& start, start_options& so) {
   start
       .add_option("--worker-log-backups", so.worker_log_backups,
                   "Rotated output files kept per worker process and stream")
+      ->capture_default_str();
+  start
+      .add_option("--max-tasks", so.max_tasks,
+                  "Head: the tasks whose events the control store keeps for "
+                  "`prism list tasks`; past it, the oldest are forgotten")
       ->capture_default_str();
   start.add_option("--autoscaler", so.autoscaler,
                    "Head: grow and shrink the cluster as this JSON file "

@@ -27,13 +27,14 @@ namespace {
 using json = nlohmann::ordered_json;
 using field_list = std::vector<std::pair<std::string, std::string>>;
 
-const std::vector<std::string> kind_names = {"nodes", "jobs", "actors"};
+const std::vector<std::string> kind_names = {"nodes", "jobs", "actors",
+                                             "tasks"};
 
 state::kind kind_of(const std::string& name) {
   if (auto k = state::kind_named(name))
     return *k;
   throw invalid_argument_error("no such kind '" + name +
-                               "'; give nodes, jobs or actors");
+                               "'; give nodes, jobs, actors or tasks");
 }
 
 /// The keys a table shows without --detail.
@@ -44,10 +45,13 @@ std::vector<std::string> table_keys(state::kind k) {
   case state::kind::jobs:
     return {"job_id", "state", "namespace", "start_time", "program"};
   case state::kind::actors:
+    return {"actor_id", "class_name", "state", "name",
+            "job_id",   "node_id",    "pid",   "restarts"};
+  case state::kind::tasks:
     break;
   }
-  return {"actor_id", "class_name", "state", "name",
-          "job_id",   "node_id",    "pid",   "restarts"};
+  return {"task_id", "name", "state",       "attempt",
+          "node_id", "pid",  "duration_ms", "error"};
 }
 
 std::string one_line(std::string s) {
@@ -94,7 +98,11 @@ json value_of(internal::value_type type, const std::string& v) {
   if (type == internal::value_type::flag)
     return v == "true";
   try {
-    return std::stoll(v);
+    std::size_t used = 0;
+    auto n = std::stoll(v, &used);
+    if (used == v.size())
+      return n;
+    return std::stod(v);
   } catch (const std::exception&) {
     return v;
   }
@@ -162,7 +170,13 @@ std::string headline(const list_cli& o, const state::page& p) {
     for (const auto& f : o.filters)
       text += " " + f;
   }
-  return text + " (" + std::to_string(p.total) + " in all)";
+  text += " (" + std::to_string(p.total) + " in all)";
+  // Tasks are known by their events: say when some were lost.
+  if (p.dropped_events > 0 || p.forgotten_tasks > 0)
+    text += "; " + std::to_string(p.dropped_events) +
+            " task events dropped and " + std::to_string(p.forgotten_tasks) +
+            " tasks forgotten, not counted here";
+  return text;
 }
 
 int list_command(const list_cli& o) {
@@ -179,6 +193,10 @@ int list_command(const list_cli& o) {
     json out = {{"kind", state::to_string(k)},  {"shown", p.entries.size()},
                 {"matched", p.matched},         {"total", p.total},
                 {"next_cursor", p.next_cursor}, {"entries", json::array()}};
+    if (k == state::kind::tasks) {
+      out["dropped_events"] = p.dropped_events;
+      out["forgotten_tasks"] = p.forgotten_tasks;
+    }
     for (const auto& e : p.entries)
       out["entries"].push_back(object_of(k, e.fields));
     std::cout << out.dump(2) << std::endl;
@@ -203,9 +221,9 @@ int list_command(const list_cli& o) {
 void add_list(CLI::App& app, command_list& commands) {
   auto o = std::make_shared<list_cli>();
   auto* list = app.add_subcommand(
-      "list", "List the cluster's nodes, jobs or actors: filtered, then "
-              "limited, in order of id");
-  list->add_option("kind", o->kind, "nodes, jobs or actors")
+      "list", "List the cluster's nodes, jobs, actors or tasks: filtered, "
+              "then limited, in order of id");
+  list->add_option("kind", o->kind, "nodes, jobs, actors or tasks")
       ->required()
       ->check(CLI::IsMember(kind_names));
   add_common_options(list, o->address, o->format);
@@ -222,6 +240,18 @@ void add_list(CLI::App& app, command_list& commands) {
   commands.push_back(
       {list,
        [o] { return guarded("list", [&] { return list_command(*o); }); }});
+}
+
+/// What `get` calls the history of an entry of `k`; nullptr for none.
+const char* history_name(state::kind k) {
+  switch (k) {
+  case state::kind::actors:
+    return "restarts_history";
+  case state::kind::tasks:
+    return "attempts";
+  default:
+    return nullptr;
+  }
 }
 
 // -- prism get ----------------------------------------------------------------
@@ -246,10 +276,10 @@ int get_command(const get_cli& o) {
   const auto& e = reply.entry;
   if (o.format == "json") {
     auto out = object_of(k, e.fields);
-    if (k == state::kind::actors) {
-      out["restarts_history"] = json::array();
+    if (auto name = history_name(k)) {
+      out[name] = json::array();
       for (const auto& h : e.history)
-        out["restarts_history"].push_back(object_of(k, h));
+        out[name].push_back(object_of(k, h));
     }
     std::cout << out.dump(2) << std::endl;
     return 0;
@@ -260,8 +290,8 @@ int get_command(const get_cli& o) {
   for (const auto& [key, v] : e.fields)
     std::cout << key << ":" << std::string(width - key.size() + 1, ' ') << v
               << "\n";
-  if (k == state::kind::actors) {
-    std::cout << "restarts_history:";
+  if (auto name = history_name(k)) {
+    std::cout << name << ":";
     if (e.history.empty())
       std::cout << " none";
     std::cout << "\n";
@@ -269,7 +299,7 @@ int get_command(const get_cli& o) {
       std::cout << "  -";
       for (const auto& [key, v] : h)
         std::cout << " " << key << "="
-                  << (key == "cause" ? "\"" + v + "\"" : v);
+                  << (key == "cause" || key == "error" ? "\"" + v + "\"" : v);
       std::cout << "\n";
     }
   }
@@ -280,12 +310,12 @@ int get_command(const get_cli& o) {
 void add_get(CLI::App& app, command_list& commands) {
   auto o = std::make_shared<get_cli>();
   auto* get = app.add_subcommand(
-      "get", "Print one node, job or actor in full: an actor with its "
-             "restarts and their causes");
-  get->add_option("kind", o->kind, "node, job or actor")
+      "get", "Print one node, job, actor or task in full: an actor with "
+             "its restarts and their causes, a task with its attempts");
+  get->add_option("kind", o->kind, "node, job, actor or task")
       ->required()
-      ->check(
-          CLI::IsMember({"node", "job", "actor", "nodes", "jobs", "actors"}));
+      ->check(CLI::IsMember({"node", "job", "actor", "task", "nodes", "jobs",
+                             "actors", "tasks"}));
   get->add_option("id", o->id,
                   "Its id (a job's number); a unique prefix of 4 or more "
                   "characters will do")
@@ -306,7 +336,9 @@ struct summary_cli {
 
 int summary_command(const summary_cli& o) {
   auto k = kind_of(o.kind);
-  auto by = o.by.empty() ? std::string{"class_name"} : o.by;
+  auto by = !o.by.empty()             ? o.by
+            : k == state::kind::tasks ? std::string{"name"}
+                                      : std::string{"class_name"};
   internal::column_index(k, by);
   head_connection head{o.address, "summary"};
   auto reply = head.ask<protocol::state_counts>(
@@ -360,13 +392,14 @@ int summary_command(const summary_cli& o) {
 void add_summary(CLI::App& app, command_list& commands) {
   auto o = std::make_shared<summary_cli>();
   auto* summary = app.add_subcommand(
-      "summary", "Count the cluster's actors by class (or another key) and "
-                 "state");
-  summary->add_option("kind", o->kind, "actors")
+      "summary", "Count the cluster's actors by class, or its tasks by "
+                 "function (or another key), and state");
+  summary->add_option("kind", o->kind, "actors or tasks")
       ->required()
-      ->check(CLI::IsMember({"actors"}));
+      ->check(CLI::IsMember({"actors", "tasks"}));
   summary->add_option("--by", o->by,
-                      "The key to group by (default: class_name)");
+                      "The key to group by (default: class_name for actors, "
+                      "name for tasks)");
   add_common_options(summary, o->address, o->format);
   commands.push_back({summary, [o] {
                         return guarded("summary",

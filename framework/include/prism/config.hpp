@@ -142,6 +142,17 @@ struct config {
   /// A call to a forgotten actor fails with `actor_died_error` saying that
   /// the control store does not know the actor.
   std::uint32_t gcs_max_dead_actors = 100000;
+  /// Whether this process's drivers (and, embedded, its workers) record
+  /// their tasks' events (each attempt's state, times, node, worker and
+  /// error) for `prism list tasks` and `prism::state`. Off by default: it
+  /// costs `single_client_tasks_async` about a fifth of its rate today
+  /// (`task_events_cost_pct`). PRISM_TASK_EVENTS=1 or 0 in the environment
+  /// overrides it, in any process (a node's, for the tasks its workers
+  /// submit).
+  bool task_events = false;
+  /// How many tasks the control store keeps the events of; past it, it
+  /// forgets the tasks recorded first, and says how many in every list.
+  std::uint32_t gcs_max_tasks = 100000;
 };
 
 } // namespace prism

@@ -1,8 +1,8 @@
 #pragma once
 
-// The state of the cluster, exact, as lists: its nodes, jobs and actors, as
-// the control store knows them, for tests and tools that need no command
-// line (`prism list`, `prism get` and `prism summary` print the same).
+// The state of the cluster, exact, as lists: its nodes, jobs, actors and
+// tasks, as the control store knows them, for tests and tools that need no
+// command line (`prism list`, `prism get` and `prism summary` print the same).
 //
 //   prism::state::list_options o;
 //   o.filters = {"state=ALIVE", "class_name!=Counter"};
@@ -31,9 +31,9 @@
 namespace prism::state {
 
 /// What a list holds.
-enum class kind : std::uint8_t { nodes, jobs, actors };
+enum class kind : std::uint8_t { nodes, jobs, actors, tasks };
 
-/// "nodes", "jobs" or "actors".
+/// "nodes", "jobs", "actors" or "tasks".
 const char* to_string(kind k) noexcept;
 
 /// The kind named `name` ("actors", or "actor"); nullopt for no kind.
@@ -43,11 +43,13 @@ std::optional<kind> kind_named(std::string_view name) noexcept;
 /// is its id, by which lists are ordered.
 const std::vector<std::string>& keys_of(kind k);
 
-/// One node, job or actor: its fields by key, in the order of `keys_of`.
+/// One node, job, actor or task: its fields by key, in the order of
+/// `keys_of`.
 struct entry {
   std::vector<std::pair<std::string, std::string>> fields;
   /// Filled by `get` only: an actor's restarts, oldest first, each with
-  /// when, where and why its instance was lost.
+  /// when, where and why its instance was lost; a task's attempts, each
+  /// with its node, worker, error and times.
   std::vector<std::vector<std::pair<std::string, std::string>>> history;
 
   /// The value of `key`; empty if the entry has no such field.
@@ -74,6 +76,11 @@ struct page {
   std::uint64_t total = 0;
   /// Pass as `list_options::cursor` for the next page; empty on the last.
   std::string next_cursor;
+  /// Tasks only: events lost before the control store got them (a
+  /// process's buffer was full), and tasks it forgot to keep within its
+  /// bound (the oldest first). Tasks are exact only while both are 0.
+  std::uint64_t dropped_events = 0;
+  std::uint64_t forgotten_tasks = 0;
 };
 
 /// A page of the entries of `k` that pass `options.filters`. Throws
@@ -82,8 +89,8 @@ struct page {
 /// control store did not answer in time.
 [[nodiscard]] page list(kind k, const list_options& options = {});
 
-/// The node, job or actor whose id is `id` (hex, or a job's number), with
-/// its history; nullopt if the control store does not know it. An id
+/// The node, job, actor or task whose id is `id` (hex, or a job's number),
+/// with its history; nullopt if the control store does not know it. An id
 /// prefix of at least 4 characters is enough if it names one entry alone.
 /// Throws as `list` does, and `invalid_argument_error` for a prefix that
 /// names several.

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "prism/ids.hpp"
 #include "prism/state.hpp"
 
 namespace prism::internal {
@@ -37,6 +38,17 @@ const std::vector<state_column>& columns_of(state::kind k);
 /// The index of `key` among the columns of `k`. Throws
 /// `invalid_argument_error` naming the keys `k` has if it is none.
 std::size_t column_index(state::kind k, std::string_view key);
+
+/// An entry of `k` with every column, `field(column)` giving each value.
+template <class Field>
+state::entry whole_entry(state::kind k, Field&& field) {
+  state::entry e;
+  const auto& cs = columns_of(k);
+  e.fields.reserve(cs.size());
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    e.fields.emplace_back(cs[i].key, field(i));
+  return e;
+}
 
 /// One parsed filter: the column it reads, and the value it wants there
 /// (`equal`) or anywhere but there.
@@ -132,6 +144,12 @@ private:
 /// Whether `id` is named by `wanted`: equal, or (4 characters or more)
 /// its prefix.
 bool id_named(std::string_view id, std::string_view wanted) noexcept;
+
+/// A state's name as lists show it: "alive" as "ALIVE".
+std::string state_name(std::string_view name);
+
+/// `id` in hex; empty for the nil id.
+std::string hex_or_empty(const unique_id& id);
 
 /// Unix milliseconds as UTC ISO 8601 ("2026-11-27T06:14:39.120Z"); empty
 /// for 0.

@@ -1,0 +1,207 @@
+#include "gcs/task_event_store.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "common/default_handlers.hpp"
+#include "common/log.hpp"
+#include "prism/error.hpp"
+#include "prism/internal/state_query.hpp"
+#include "prism/internal/task_events.hpp"
+#include "protocol/state.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+using internal::task_attempt;
+using internal::task_record;
+using internal::task_table;
+
+struct task_event_store_state {
+  static inline const char* name = "task_event_store";
+
+  std::shared_ptr<spdlog::logger> log;
+  task_table table{0};
+};
+
+using store_actor = caf::stateful_actor<task_event_store_state>;
+
+std::string upper_name(internal::task_state s) {
+  return internal::state_name(internal::to_string(s));
+}
+
+std::string time_of(std::int64_t unix_us) {
+  return internal::iso_time(unix_us / 1000);
+}
+
+std::string duration_of(const task_attempt& a) {
+  if (a.start_us == 0 || a.end_us == 0)
+    return {};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f",
+                static_cast<double>(a.end_us - a.start_us) / 1000.0);
+  return buf;
+}
+
+/// A column of a task (internal::columns_of(kind::tasks)); its latest
+/// attempt says where and how it ran.
+std::string task_field(const task_table& table, const task_record& r,
+                       std::size_t column) {
+  const auto& a = r.attempts.back();
+  switch (column) {
+  case 0:
+    return r.id.hex();
+  case 1:
+    return table.name_of(r);
+  case 2:
+    return upper_name(r.state);
+  case 3:
+    return r.job.value == 0 ? std::string{} : std::to_string(r.job.value);
+  case 4:
+    return std::to_string(a.attempt);
+  case 5:
+    return internal::hex_or_empty(a.node);
+  case 6:
+    return internal::hex_or_empty(a.worker);
+  case 7:
+    return a.pid == 0 ? std::string{} : std::to_string(a.pid);
+  case 8:
+    return a.error;
+  case 9:
+    return time_of(r.submit_us);
+  case 10:
+    return time_of(a.start_us);
+  case 11:
+    return time_of(a.end_us);
+  default:
+    return duration_of(a);
+  }
+}
+
+/// Every attempt of `r`, oldest first.
+void add_attempts(const task_record& r, state::entry& e) {
+  for (const auto& a : r.attempts)
+    e.history.push_back({{"attempt", std::to_string(a.attempt)},
+                         {"state", upper_name(a.state)},
+                         {"node_id", internal::hex_or_empty(a.node)},
+                         {"worker_id", internal::hex_or_empty(a.worker)},
+                         {"pid", a.pid == 0 ? "" : std::to_string(a.pid)},
+                         {"start_time", time_of(a.start_us)},
+                         {"end_time", time_of(a.end_us)},
+                         {"duration_ms", duration_of(a)},
+                         {"error", a.error}});
+}
+
+detail::error_info error_of(const prism::error& e) {
+  return {e.code(), e.what(), "", ""};
+}
+
+protocol::state_page list_tasks(const task_table& table,
+                                const protocol::list_state& msg) {
+  protocol::state_page result;
+  try {
+    state::list_options o{msg.filters, static_cast<std::size_t>(msg.limit),
+                          msg.cursor};
+    internal::page_builder page{state::kind::tasks, o};
+    table.each([&](const task_record& r) {
+      auto field = [&](std::size_t c) { return task_field(table, r, c); };
+      page.offer(
+          [&] { return r.id.hex(); }, field,
+          [&] { return internal::whole_entry(state::kind::tasks, field); });
+    });
+    result.page = page.finish();
+  } catch (const prism::error& e) {
+    result.error = error_of(e);
+  }
+  result.page.dropped_events = table.dropped();
+  result.page.forgotten_tasks = table.forgotten();
+  return result;
+}
+
+protocol::state_found get_task(const task_table& table,
+                               const protocol::get_state& msg) {
+  protocol::state_found result;
+  const task_record* exact = nullptr;
+  const task_record* prefixed = nullptr;
+  std::size_t named = 0;
+  table.each([&](const task_record& r) {
+    if (exact != nullptr)
+      return;
+    auto id = r.id.hex();
+    if (id == msg.id) {
+      exact = &r;
+    } else if (internal::id_named(id, msg.id)) {
+      prefixed = &r;
+      ++named;
+    }
+  });
+  if (exact == nullptr && named > 1) {
+    result.error = {errc::invalid_argument,
+                    "'" + msg.id + "' names " + std::to_string(named) +
+                        " tasks; give more of the id",
+                    "", ""};
+    return result;
+  }
+  const auto* r = exact != nullptr ? exact : prefixed;
+  if (r == nullptr)
+    return result;
+  result.found = true;
+  result.entry = internal::whole_entry(state::kind::tasks, [&](std::size_t c) {
+    return task_field(table, *r, c);
+  });
+  add_attempts(*r, result.entry);
+  return result;
+}
+
+protocol::state_counts summarize_tasks(const task_table& table,
+                                       const protocol::summarize_state& msg) {
+  protocol::state_counts result;
+  try {
+    internal::summary_builder counts{state::kind::tasks, msg.group_key};
+    table.each([&](const task_record& r) {
+      counts.add(task_field(table, r, counts.group_column()),
+                 upper_name(r.state));
+    });
+    result.counts = counts.finish();
+  } catch (const prism::error& e) {
+    result.error = error_of(e);
+  }
+  return result;
+}
+
+caf::behavior task_event_store(store_actor* self, std::size_t max_tasks) {
+  auto& st = self->state;
+  st.log = component_logger("gcs");
+  st.table = task_table{max_tasks};
+  install_default_handlers(self, st.log);
+  return {
+      [self](protocol::task_events& msg) {
+        auto& table = self->state.table;
+        table.apply_batch(msg.events);
+        table.add_dropped(msg.dropped);
+      },
+      [self](const protocol::list_state& msg) {
+        return list_tasks(self->state.table, msg);
+      },
+      [self](const protocol::get_state& msg) {
+        return get_task(self->state.table, msg);
+      },
+      [self](const protocol::summarize_state& msg) {
+        return summarize_tasks(self->state.table, msg);
+      },
+  };
+}
+
+} // namespace
+
+caf::actor spawn_task_event_store(caf::actor_system& sys,
+                                  std::size_t max_tasks) {
+  return sys.spawn<caf::detached>(task_event_store, max_tasks);
+}
+
+} // namespace prism::actors

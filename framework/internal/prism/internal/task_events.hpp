@@ -1,0 +1,187 @@
+#pragma once
+
+// Task events, without an actor: what an owner records when one of its
+// tasks changes state, the bounded buffer it records them into (a full
+// buffer counts what it drops), and the table the control store's side
+// keeps of them: one record per task with its attempts, bounded too, the
+// tasks recorded first forgotten first and counted.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "prism/ids.hpp"
+#include "prism/internal/task_state.hpp"
+
+namespace prism::internal {
+
+/// What an owner knows of one attempt of a task when it records it: its
+/// state then, and what it learned so far. An owner records a task when it
+/// sends a batch (the state it is in then) and when an attempt ends, so a
+/// task that runs and ends between two batches takes one event.
+struct task_event {
+  task_id task;
+  std::int32_t attempt = 0;
+  task_state state = task_state::waiting_args;
+  /// Times in microseconds since the Unix epoch; 0 while unknown.
+  std::int64_t submit_us = 0;
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  /// On a task's first event: what it runs (empty: the name of the event
+  /// before it in its batch that had one), and its job.
+  std::string name;
+  job_id job;
+  /// Once it runs: where.
+  node_id node;
+  worker_id worker;
+  std::int32_t pid = 0;
+  /// When it failed: why.
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, task_event& x) {
+  return f(x.task, x.attempt, x.state, x.submit_us, x.start_us, x.end_us,
+           x.name, x.job, static_cast<unique_id&>(x.node),
+           static_cast<unique_id&>(x.worker), x.pid, x.error);
+}
+
+/// Microseconds since the Unix epoch, now.
+std::int64_t unix_us_now() noexcept;
+
+/// The events one process records until it sends them on: at most
+/// `capacity`; past it, events are dropped and counted.
+class task_event_buffer {
+public:
+  explicit task_event_buffer(std::size_t capacity) : capacity_(capacity) {}
+
+  /// Keeps `e`, or counts it as dropped; returns whether it kept it.
+  bool add(task_event e) {
+    if (events_.size() >= capacity_) {
+      ++dropped_;
+      return false;
+    }
+    if (events_.empty())
+      events_.reserve(std::min<std::size_t>(capacity_, 1024));
+    events_.push_back(std::move(e));
+    return true;
+  }
+
+  std::size_t size() const noexcept {
+    return events_.size();
+  }
+
+  /// The events kept and the count dropped since the last take.
+  std::pair<std::vector<task_event>, std::uint64_t> take() {
+    std::pair<std::vector<task_event>, std::uint64_t> result{std::move(events_),
+                                                             dropped_};
+    events_.clear();
+    dropped_ = 0;
+    return result;
+  }
+
+private:
+  std::size_t capacity_;
+  std::vector<task_event> events_;
+  std::uint64_t dropped_ = 0;
+};
+
+/// One attempt of a task, as its events told it.
+struct task_attempt {
+  std::int32_t attempt = 0;
+  task_state state = task_state::queued;
+  node_id node;
+  worker_id worker;
+  std::int32_t pid = 0;
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  std::string error;
+};
+
+/// A task as its events told it.
+struct task_record {
+  task_id id;
+  /// Index into the table's names; past them while it has none.
+  std::uint32_t name = 0xffffffff;
+  job_id job;
+  task_state state = task_state::waiting_args;
+  std::int64_t submit_us = 0;
+  /// Oldest first; the last is the latest.
+  std::vector<task_attempt> attempts;
+};
+
+/// The tasks of the cluster as their events told them: at most
+/// `max_tasks`; past it the task recorded first is forgotten, and counted.
+class task_table {
+public:
+  explicit task_table(std::size_t max_tasks) : max_tasks_(max_tasks) {}
+
+  /// Applies `e` to its task's record, making the record if it is new.
+  /// A new task's event without a name has the name of the last event of
+  /// `apply_batch` that had one.
+  void apply(const task_event& e);
+
+  /// Applies a batch of one owner, in order.
+  void apply_batch(const std::vector<task_event>& batch) {
+    batch_name_ = no_name;
+    for (const auto& e : batch)
+      apply(e);
+  }
+
+  /// Counts events dropped before they arrived (by an owner's buffer).
+  void add_dropped(std::uint64_t n) noexcept {
+    dropped_ += n;
+  }
+
+  /// Events owners dropped, their buffers full.
+  std::uint64_t dropped() const noexcept {
+    return dropped_;
+  }
+
+  /// Tasks forgotten, the table full.
+  std::uint64_t forgotten() const noexcept {
+    return forgotten_;
+  }
+
+  std::size_t size() const noexcept {
+    return records_.size();
+  }
+
+  /// The name of `r`'s function; empty while no event named it.
+  const std::string& name_of(const task_record& r) const {
+    static const std::string none;
+    return r.name < names_.size() ? names_[r.name] : none;
+  }
+
+  const task_record* find(const task_id& id) const;
+
+  /// Calls `f(record)` for every task.
+  template <class F>
+  void each(F&& f) const {
+    for (const auto& [id, r] : records_)
+      f(r);
+  }
+
+private:
+  std::uint32_t name_index(const std::string& name);
+
+  std::size_t max_tasks_;
+  std::unordered_map<task_id, task_record> records_;
+  /// Tasks in the order they were first recorded.
+  std::deque<task_id> order_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::uint32_t> name_indices_;
+  std::uint32_t last_name_ = 0;
+  static constexpr std::uint32_t no_name = 0xffffffff;
+  /// The name of the last event of the batch being applied that had one.
+  std::uint32_t batch_name_ = no_name;
+  std::uint64_t dropped_ = 0;
+  std::uint64_t forgotten_ = 0;
+};
+
+} // namespace prism::internal

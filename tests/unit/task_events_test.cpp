@@ -1,0 +1,158 @@
+// Task events without an actor (internal/task_events.hpp): an owner's
+// bounded buffer counts what it drops, and the table merges each task's
+// events into its record and attempts, whatever their order, within its
+// bound.
+
+#include <boost/test/unit_test.hpp>
+
+#include "prism/internal/task_events.hpp"
+
+namespace task_events_test {
+
+using namespace prism;
+using internal::task_event;
+using internal::task_state;
+using internal::task_table;
+
+task_id some_task(std::uint64_t seq) {
+  return task_id{worker_id{unique_id{0x1234, 0x5678}}, seq};
+}
+
+/// An event of task `seq` in state `s` at `us`: its submission, start or
+/// end by the state.
+task_event event(std::uint64_t seq, std::int32_t attempt, task_state s,
+                 std::int64_t us) {
+  task_event e;
+  e.task = some_task(seq);
+  e.attempt = attempt;
+  e.state = s;
+  if (s == task_state::running)
+    e.start_us = us;
+  else if (s == task_state::finished || s == task_state::failed)
+    e.end_us = us;
+  else
+    e.submit_us = us;
+  return e;
+}
+
+BOOST_AUTO_TEST_SUITE(task_events)
+
+BOOST_AUTO_TEST_CASE(a_full_buffer_drops_and_counts_until_taken) {
+  internal::task_event_buffer b{2};
+  BOOST_TEST(b.add(event(1, 0, task_state::queued, 1)));
+  BOOST_TEST(b.add(event(1, 0, task_state::running, 2)));
+  BOOST_TEST(!b.add(event(1, 0, task_state::finished, 3)));
+  BOOST_TEST(!b.add(event(2, 0, task_state::queued, 4)));
+  auto [events, dropped] = b.take();
+  BOOST_TEST(events.size() == 2u);
+  BOOST_TEST(dropped == 2u);
+  BOOST_TEST(b.add(event(3, 0, task_state::queued, 5)));
+  BOOST_TEST(b.take().second == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_tasks_events_make_one_record_with_its_times) {
+  task_table t{10};
+  auto first = event(1, 0, task_state::queued, 1000);
+  first.name = "square";
+  first.job = job_id{3};
+  t.apply(first);
+  auto run = event(1, 0, task_state::running, 2000);
+  run.node = node_id{unique_id{1, 2}};
+  run.pid = 4123;
+  t.apply(run);
+  t.apply(event(1, 0, task_state::finished, 5000));
+  BOOST_REQUIRE(t.size() == 1u);
+  const auto* r = t.find(some_task(1));
+  BOOST_REQUIRE(r != nullptr);
+  BOOST_TEST(t.name_of(*r) == "square");
+  BOOST_TEST(r->job.value == 3u);
+  BOOST_TEST((r->state == task_state::finished));
+  BOOST_TEST(r->submit_us == 1000);
+  BOOST_REQUIRE(r->attempts.size() == 1u);
+  BOOST_TEST(r->attempts[0].start_us == 2000);
+  BOOST_TEST(r->attempts[0].end_us == 5000);
+  BOOST_TEST(r->attempts[0].pid == 4123);
+}
+
+BOOST_AUTO_TEST_CASE(a_retry_keeps_each_attempt_with_its_error) {
+  task_table t{10};
+  t.apply(event(1, 0, task_state::queued, 1));
+  t.apply(event(1, 0, task_state::running, 2));
+  auto lost = event(1, 0, task_state::failed, 3);
+  lost.error = "its worker died";
+  t.apply(lost);
+  t.apply(event(1, 1, task_state::queued, 4));
+  t.apply(event(1, 1, task_state::running, 5));
+  const auto* r = t.find(some_task(1));
+  BOOST_REQUIRE(r->attempts.size() == 2u);
+  BOOST_TEST((r->attempts[0].state == task_state::failed));
+  BOOST_TEST(r->attempts[0].error == "its worker died");
+  BOOST_TEST((r->attempts[1].state == task_state::running));
+  BOOST_TEST((r->state == task_state::running));
+}
+
+BOOST_AUTO_TEST_CASE(one_event_can_tell_a_whole_attempt) {
+  task_table t{10};
+  auto e = event(1, 0, task_state::finished, 0);
+  e.name = "square";
+  e.submit_us = 10;
+  e.start_us = 20;
+  e.end_us = 90;
+  e.pid = 7;
+  t.apply(e);
+  const auto* r = t.find(some_task(1));
+  BOOST_REQUIRE(r != nullptr);
+  BOOST_TEST(t.name_of(*r) == "square");
+  BOOST_TEST(r->submit_us == 10);
+  BOOST_TEST(r->attempts[0].start_us == 20);
+  BOOST_TEST(r->attempts[0].end_us == 90);
+  BOOST_TEST(r->attempts[0].pid == 7);
+  BOOST_TEST((r->state == task_state::finished));
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_names_each_new_task_by_the_last_name_before) {
+  task_table t{10};
+  auto a = event(1, 0, task_state::finished, 5);
+  a.name = "square";
+  auto b = event(2, 0, task_state::finished, 6);
+  auto c = event(3, 0, task_state::finished, 7);
+  c.name = "cube";
+  auto d = event(4, 0, task_state::finished, 8);
+  t.apply_batch({a, b, c, d});
+  BOOST_TEST(t.name_of(*t.find(some_task(2))) == "square");
+  BOOST_TEST(t.name_of(*t.find(some_task(4))) == "cube");
+  // A new batch starts with no name before it.
+  t.apply_batch({event(5, 0, task_state::queued, 9)});
+  BOOST_TEST(t.name_of(*t.find(some_task(5))) == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_late_event_never_moves_an_attempt_back) {
+  task_table t{10};
+  t.apply(event(1, 0, task_state::finished, 9));
+  t.apply(event(1, 0, task_state::running, 5));
+  t.apply(event(1, 0, task_state::queued, 2));
+  const auto* r = t.find(some_task(1));
+  BOOST_TEST((r->state == task_state::finished));
+  BOOST_TEST(r->submit_us == 2);
+  BOOST_TEST(r->attempts[0].start_us == 5);
+}
+
+BOOST_AUTO_TEST_CASE(past_its_bound_the_first_tasks_are_forgotten_and_counted) {
+  task_table t{3};
+  for (std::uint64_t i = 1; i <= 5; ++i)
+    t.apply(event(i, 0, task_state::queued, static_cast<std::int64_t>(i)));
+  t.add_dropped(7);
+  BOOST_TEST(t.size() == 3u);
+  BOOST_TEST(t.forgotten() == 2u);
+  BOOST_TEST(t.dropped() == 7u);
+  BOOST_TEST(t.find(some_task(1)) == nullptr);
+  BOOST_TEST(t.find(some_task(5)) != nullptr);
+  // Another event of a kept task makes no room.
+  t.apply(event(3, 0, task_state::running, 9));
+  BOOST_TEST(t.size() == 3u);
+  BOOST_TEST(t.forgotten() == 2u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace task_events_test
