@@ -111,31 +111,15 @@ public:
 
 private:
   std::vector<protocol::node_info> list_nodes() {
-    std::vector<protocol::node_info> nodes;
-    std::string failure;
-    caf::scoped_actor self{head_.system()};
-    self->request(head_.gcs(), ask_timeout, protocol::list_nodes{})
-        .receive(
-            [&](std::vector<protocol::node_info>& n) { nodes = std::move(n); },
-            [&](caf::error& err) { failure = head_.system().render(err); });
-    if (!failure.empty())
-      throw gcs_unavailable_error("the control store does not answer: " +
-                                  failure);
-    return nodes;
+    return head_.ask<std::vector<protocol::node_info>>(
+        protocol::list_nodes{}, "listing the nodes", ask_timeout);
   }
 
   /// The node an actor lives on; throws if it is not alive.
   node_id node_of_actor(const actor_id& actor) {
-    protocol::actor_location where;
-    std::string failure;
-    caf::scoped_actor self{head_.system()};
-    self->request(head_.gcs(), ask_timeout, protocol::locate_actor{actor})
-        .receive(
-            [&](protocol::actor_location& l) { where = l; },
-            [&](caf::error& err) { failure = head_.system().render(err); });
-    if (!failure.empty())
-      throw gcs_unavailable_error("the control store does not answer: " +
-                                  failure);
+    auto where = head_.ask<protocol::actor_location>(
+        protocol::locate_actor{actor}, "locating actor " + actor.hex(),
+        ask_timeout);
     if (!where.alive)
       throw invalid_argument_error(
           "actor " + actor.hex() +
