@@ -245,14 +245,20 @@ void embedded_cluster::stop_output_of(job_id job, bool flush) {
     }
   }
   for (auto& [id, printer] : stopped) {
+    caf::scoped_actor self{*sys_};
     // What the job's workers wrote before it ended is printed first: their
     // nodes send it on now, and answer once it is taken.
-    if (flush) {
-      caf::scoped_actor self{*sys_};
+    if (flush)
       self->request(gcs_, output_flush_timeout, protocol::flush_output{id})
           .receive([](bool) {}, [](caf::error&) {});
-    }
+    // Gone before this returns, while the connections are up: a printer
+    // (an actor of its own thread) that answered its last lines while the
+    // process's connections closed could be held past the end of the actor
+    // system, which then waited for its thread for ever.
+    self->monitor(printer);
     caf::anon_send_exit(printer, caf::exit_reason::user_shutdown);
+    self->receive([](const caf::down_msg&) {},
+                  caf::after(output_flush_timeout) >> [] {});
   }
 }
 

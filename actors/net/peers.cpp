@@ -5,7 +5,9 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -277,10 +279,43 @@ void stop_peers(caf::actor_system& sys) {
   tables.erase(&sys);
 }
 
+namespace {
+
+/// Whether the broker's mailbox is empty, read on the multiplexer's thread
+/// (its owner's); nullopt if the multiplexer did not answer in time.
+std::optional<bool> broker_mailbox_empty(caf::actor_system& sys,
+                                         const caf::actor& broker) {
+  auto answer = std::make_shared<std::promise<bool>>();
+  auto empty = answer->get_future();
+  sys.middleman().backend().dispatch([broker, answer] {
+    auto* b = static_cast<caf::io::basp_broker*>(
+        caf::actor_cast<caf::abstract_actor*>(broker));
+    answer->set_value(b->mailbox().empty());
+  });
+  if (empty.wait_for(std::chrono::seconds{1}) != std::future_status::ready)
+    return std::nullopt;
+  return empty.get();
+}
+
+} // namespace
+
 void release_broker(caf::actor_system& sys) {
   auto broker = basp_broker_of(sys);
   if (!broker)
     return;
+  // What this process's actors sent last goes out first. CAF 0.17.6 never
+  // empties the mailbox of a broker it stops, so each message left there
+  // keeps its sender past the end of the actor system: an actor of its own
+  // thread that sent it (a driver's printer of its workers' output) then
+  // holds the system's destructor for ever. The actors ended already; the
+  // broker takes what they sent within milliseconds.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{2};
+  for (;;) {
+    auto empty = broker_mailbox_empty(sys, broker);
+    if (!empty || *empty || std::chrono::steady_clock::now() >= deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds{5});
+  }
   // The broker runs on the multiplexer's thread: its tables are read there.
   auto taken = std::make_shared<std::promise<std::vector<caf::actor>>>();
   auto helpers = taken->get_future();
