@@ -5,6 +5,7 @@
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs_state.hpp"
+#include "gcs/node_lists.hpp"
 #include "gcs/state_lists.hpp"
 #include "gcs/summary.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
@@ -54,11 +55,17 @@ caf::result<caf::message> to_programs(gcs_actor* self,
 }
 
 /// Answers a question about the cluster's state: about tasks, by handing it
-/// to the task event store; else from the tables, with `answer`.
-template <class Message, class Answer>
+/// to the task event store; about workers and objects, by asking the nodes
+/// (`from_nodes`); else from the tables, with `answer`.
+template <class Message, class Answer, class FromNodes>
 caf::result<caf::message> answer_state(gcs_actor* self,
                                        const caf::actor& events, Message msg,
-                                       Answer answer) {
+                                       Answer answer, FromNodes from_nodes) {
+  if (held_by_nodes(msg.kind)) {
+    // Answered once every node did.
+    from_nodes(self, std::move(msg), self->make_response_promise());
+    return caf::delegated<caf::message>{};
+  }
   if (msg.kind != state::kind::tasks)
     return caf::make_message(answer(self->state, msg));
   if (!events)
@@ -107,13 +114,16 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
       [self](const protocol::query_summary&) { return summarize(self->state); },
       [self, events = cfg.task_events](protocol::list_state& msg) {
-        return answer_state(self, events, std::move(msg), list_state);
+        return answer_state(self, events, std::move(msg), list_state,
+                            list_from_nodes);
       },
       [self, events = cfg.task_events](protocol::get_state& msg) {
-        return answer_state(self, events, std::move(msg), get_state);
+        return answer_state(self, events, std::move(msg), get_state,
+                            get_from_nodes);
       },
       [self, events = cfg.task_events](protocol::summarize_state& msg) {
-        return answer_state(self, events, std::move(msg), summarize_state);
+        return answer_state(self, events, std::move(msg), summarize_state,
+                            summarize_from_nodes);
       },
       [self, events = cfg.task_events](protocol::task_events& msg) {
         if (events)

@@ -135,11 +135,10 @@ void each_entry(const gcs_state& st, state::kind k, Visit&& visit) {
             [&a](std::size_t c) { return actor_field(a, c); },
             [&a](state::entry& e) { add_history(a, e); });
     return;
+  default:
+    // Tasks are the task event store's, workers and objects the nodes'.
+    return;
   }
-}
-
-detail::error_info error_of(const prism::error& e) {
-  return {e.code(), e.what(), "", ""};
 }
 
 } // namespace
@@ -157,7 +156,7 @@ protocol::state_page list_state(const gcs_state& st,
     });
     result.page = page.finish();
   } catch (const prism::error& e) {
-    result.error = error_of(e);
+    result.error = protocol::error_info_of(e);
   }
   return result;
 }
@@ -203,7 +202,7 @@ protocol::state_counts summarize_state(const gcs_state& st,
     });
     result.counts = counts.finish();
   } catch (const prism::error& e) {
-    result.error = error_of(e);
+    result.error = protocol::error_info_of(e);
   }
   return result;
 }

@@ -97,10 +97,6 @@ void add_attempts(const task_record& r, state::entry& e) {
                          {"error", a.error}});
 }
 
-detail::error_info error_of(const prism::error& e) {
-  return {e.code(), e.what(), "", ""};
-}
-
 protocol::state_page list_tasks(const task_table& table,
                                 const protocol::list_state& msg) {
   protocol::state_page result;
@@ -116,7 +112,7 @@ protocol::state_page list_tasks(const task_table& table,
     });
     result.page = page.finish();
   } catch (const prism::error& e) {
-    result.error = error_of(e);
+    result.error = protocol::error_info_of(e);
   }
   result.page.dropped_events = table.dropped();
   result.page.forgotten_tasks = table.forgotten();
@@ -169,7 +165,7 @@ protocol::state_counts summarize_tasks(const task_table& table,
     });
     result.counts = counts.finish();
   } catch (const prism::error& e) {
-    result.error = error_of(e);
+    result.error = protocol::error_info_of(e);
   }
   return result;
 }

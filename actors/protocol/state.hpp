@@ -2,13 +2,15 @@
 
 // What `prism list`, `prism get`, `prism summary` and `prism::state` ask of
 // the control store: its nodes, jobs, actors and tasks, filtered before
-// they are limited; and the task events owners send it.
+// they are limited; and the task events owners send it. The control store
+// asks each node the same of its workers and objects.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "prism/detail/runtime.hpp"
+#include "prism/error.hpp"
 #include "prism/internal/task_events.hpp"
 #include "prism/state.hpp"
 
@@ -27,15 +29,20 @@ typename Inspector::result_type inspect(Inspector& f, count& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, page& x) {
   return f(x.entries, x.matched, x.total, x.next_cursor, x.dropped_events,
-           x.forgotten_tasks);
+           x.forgotten_tasks, x.nodes_unanswered);
 }
 
 } // namespace prism::state
 
 namespace prism::protocol {
 
+/// A refusal (a bad filter, an ambiguous id) as an answer carries it.
+inline detail::error_info error_info_of(const prism::error& e) {
+  return {e.code(), e.what(), "", ""};
+}
+
 /// anyone -> gcs: a page of a list (see `state::list`). Answered with
-/// `state_page`.
+/// `state_page`. gcs -> raylet: the same of that node's workers or objects.
 struct list_state {
   state::kind kind = state::kind::nodes;
   std::vector<std::string> filters;
@@ -98,11 +105,14 @@ typename Inspector::result_type inspect(Inspector& f, summarize_state& x) {
 struct state_counts {
   std::vector<state::count> counts;
   detail::error_info error;
+  /// Workers and objects: the alive nodes that did not answer in time,
+  /// whose entries are not counted.
+  std::uint64_t nodes_unanswered = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, state_counts& x) {
-  return f(x.counts, x.error);
+  return f(x.counts, x.error, x.nodes_unanswered);
 }
 
 /// owner -> gcs (-> its task event store): the events an owner recorded

@@ -29,6 +29,13 @@ public:
   /// Drops every object (fault injection: the node's store is lost).
   void clear() noexcept;
 
+  /// Calls `f(id, value, attempt)` for every object the store keeps.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [id, o] : objects_)
+      f(id, o.value, o.attempt);
+  }
+
   /// How many objects the store keeps.
   std::size_t size() const noexcept {
     return objects_.size();

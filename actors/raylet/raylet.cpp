@@ -135,6 +135,15 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         return flush_output(self, msg.job);
       },
       [self](const protocol::read_logs& msg) { return read_logs(self, msg); },
+      [self](const protocol::list_state& msg) {
+        return list_node_state(self, msg);
+      },
+      [self](const protocol::get_state& msg) {
+        return get_node_state(self, msg);
+      },
+      [self](const protocol::summarize_state& msg) {
+        return summarize_node_state(self, msg);
+      },
       [self](const protocol::drop_instance& msg) { drop_instance(self, msg); },
       [self](const protocol::finish_job& msg) { finish_job(self, msg.job); },
       [self](protocol::cluster_view& msg) {

@@ -12,6 +12,7 @@
 //   actor_hosting.cpp   the actors the control store places on the node
 //   object_serving.cpp  the node's object store (node_object_store.hpp) as
 //                       the node's workers and owners use it
+//   state_answers.cpp   its workers and objects as `prism list` shows them
 //   raylet.cpp          the actor: its start, its end and its behaviour
 
 #include <cstdint>
@@ -36,6 +37,7 @@
 #include "protocol/owner_raylet.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "protocol/state.hpp"
 #include "protocol/status.hpp"
 #include "protocol/testing.hpp"
 #include "raylet/node_object_store.hpp"
@@ -357,6 +359,21 @@ void send_output(raylet_actor* self);
 
 /// `job`'s driver took its batch `seq` (or was given up on for a while).
 void output_taken(raylet_actor* self, job_id job, std::uint64_t seq);
+
+// -- lists of the node's workers and objects (state_answers.cpp) --------------
+
+/// A page of this node's workers or objects (`prism list`).
+protocol::state_page list_node_state(raylet_actor* self,
+                                     const protocol::list_state& msg);
+
+/// Every worker or object copy of this node that `msg.id` names, each in
+/// the history (`prism get`).
+protocol::state_found get_node_state(raylet_actor* self,
+                                     const protocol::get_state& msg);
+
+/// This node's workers by a key and state, or objects by a key and type.
+protocol::state_counts
+summarize_node_state(raylet_actor* self, const protocol::summarize_state& msg);
 
 // -- the object store (object_serving.cpp) ------------------------------------
 

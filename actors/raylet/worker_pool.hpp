@@ -116,6 +116,13 @@ public:
   /// Every worker's id.
   std::vector<worker_id> ids() const;
 
+  /// Calls `f(const worker&)` for every worker.
+  template <class F>
+  void for_each(F&& f) const {
+    for (const auto& [id, w] : workers_)
+      f(w);
+  }
+
   /// The processes that host `job`'s shared actors, leaving out those whose
   /// connection dropped or that were killed.
   std::vector<worker*> shared_hosts_of(job_id job);

@@ -18,12 +18,16 @@ const char* to_string(kind k) noexcept {
     return "actors";
   case kind::tasks:
     return "tasks";
+  case kind::workers:
+    return "workers";
+  case kind::objects:
+    return "objects";
   }
   return "unknown";
 }
 
 std::optional<kind> kind_named(std::string_view name) noexcept {
-  for (auto k : {kind::nodes, kind::jobs, kind::actors, kind::tasks}) {
+  for (auto k : all_kinds) {
     std::string_view plural = to_string(k);
     if (name == plural || name == plural.substr(0, plural.size() - 1))
       return k;
@@ -33,8 +37,8 @@ std::optional<kind> kind_named(std::string_view name) noexcept {
 
 const std::vector<std::string>& keys_of(kind k) {
   static const auto keys = [] {
-    std::array<std::vector<std::string>, 4> result;
-    for (auto each : {kind::nodes, kind::jobs, kind::actors, kind::tasks})
+    std::array<std::vector<std::string>, std::size(all_kinds)> result;
+    for (auto each : all_kinds)
       for (const auto& c : internal::columns_of(each))
         result[static_cast<std::size_t>(each)].push_back(c.key);
     return result;

@@ -65,6 +65,13 @@ const std::vector<state_column>& columns_of(state::kind k) {
       {"task_id", "name", "state", "job_id", "attempt", "node_id", "worker_id",
        "pid", "error", "submit_time", "start_time", "end_time", "duration_ms"},
       {"state"}, {"job_id", "attempt", "pid", "duration_ms"}, {});
+  static const std::vector<state_column> workers =
+      columns({"worker_id", "state", "type", "node_id", "pid", "job_id",
+               "actors", "forked", "start_time", "address"},
+              {"state", "type"}, {"pid", "job_id", "actors"}, {"forked"});
+  static const std::vector<state_column> objects = columns(
+      {"object_id", "node_id", "owner_id", "type", "size_bytes", "attempt"},
+      {"type"}, {"size_bytes", "attempt"}, {});
   switch (k) {
   case state::kind::nodes:
     return nodes;
@@ -73,9 +80,56 @@ const std::vector<state_column>& columns_of(state::kind k) {
   case state::kind::actors:
     return actors;
   case state::kind::tasks:
+    return tasks;
+  case state::kind::workers:
+    return workers;
+  case state::kind::objects:
     break;
   }
-  return tasks;
+  return objects;
+}
+
+std::string sort_key_of(state::kind k, const state::entry& e) {
+  if (e.fields.empty())
+    return {};
+  // An object has a copy on each of several nodes, one entry each.
+  if (k == state::kind::objects && e.fields.size() > 1)
+    return e.fields[0].second + ":" + e.fields[1].second;
+  return e.fields[0].second;
+}
+
+state::page merge_pages(state::kind k, std::vector<state::page> pages,
+                        std::size_t limit) {
+  state::page result;
+  std::vector<std::pair<std::string, state::entry>> all;
+  bool more = false;
+  for (auto& p : pages) {
+    result.matched += p.matched;
+    result.total += p.total;
+    result.dropped_events += p.dropped_events;
+    result.forgotten_tasks += p.forgotten_tasks;
+    result.nodes_unanswered += p.nodes_unanswered;
+    more = more || !p.next_cursor.empty();
+    for (auto& e : p.entries) {
+      auto key = sort_key_of(k, e);
+      all.emplace_back(std::move(key), std::move(e));
+    }
+  }
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (limit != 0 && all.size() > limit) {
+    all.resize(limit);
+    more = true;
+  }
+  // Each page holds its first entries after the cursor: the first `limit`
+  // of them all are the first of their union, and any entry beyond lies
+  // after the last kept.
+  if (more && !all.empty())
+    result.next_cursor = all.back().first;
+  result.entries.reserve(all.size());
+  for (auto& [key, e] : all)
+    result.entries.push_back(std::move(e));
+  return result;
 }
 
 std::size_t column_index(state::kind k, std::string_view key) {

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -65,7 +66,13 @@ int dies_once() {
 
 PRISM_REMOTE(listed_probe::create, &listed_probe::pid, &listed_probe::die);
 PRISM_REMOTE(pending_probe::create);
-PRISM_REMOTE(listed_square, dies_once);
+/// More than a value passed inline: kept in the store of the node that ran
+/// it.
+std::vector<char> listed_blob(int n) {
+  return std::vector<char>(static_cast<std::size_t>(n), 'x');
+}
+
+PRISM_REMOTE(listed_square, dies_once, listed_blob);
 
 prism::state::list_options with(std::vector<std::string> filters,
                                 std::size_t limit) {
@@ -311,6 +318,108 @@ BOOST_AUTO_TEST_CASE(tasks_are_listed_from_their_events_with_each_attempt) {
   BOOST_TEST(contains(last_log.out, "dies_once attempt 1"), last_log.out);
   auto summary = cluster.run({"summary", "tasks", "--address", a});
   BOOST_TEST(contains(summary.out, "201 tasks by name and state"), summary.out);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// Workers and objects are each node's own: the control store asks every
+// node and merges their pages, filtered before they are limited, and says
+// how many nodes did not answer in time (a frozen one).
+BOOST_AUTO_TEST_CASE(workers_and_objects_are_listed_from_every_node) {
+  auto o = attached_cluster(1);
+  o.cpus = 2;
+  process_cluster cluster{o};
+  using prism::state::kind;
+  constexpr int puts = 40, blobs = 20, blob_bytes = 200'000;
+  std::vector<prism::object_ref<std::vector<char>>> kept;
+  for (int i = 0; i < puts; ++i)
+    kept.push_back(prism::put(std::vector<char>(blob_bytes, 'p')));
+  for (int i = 0; i < blobs; ++i)
+    kept.push_back(prism::task(listed_blob).remote(blob_bytes));
+  for (int i = puts; i < puts + blobs; ++i)
+    BOOST_REQUIRE(prism::get(kept[i], result_timeout).size() ==
+                  static_cast<std::size_t>(blob_bytes));
+
+  // Workers: the processes that ran the tasks, each with its pid and job.
+  auto workers = prism::state::list(kind::workers, with({"type=process"}, 0));
+  BOOST_TEST(workers.nodes_unanswered == 0u);
+  BOOST_REQUIRE(!workers.entries.empty());
+  BOOST_TEST(workers.matched == workers.entries.size());
+  for (const auto& w : workers.entries) {
+    BOOST_TEST(!w["pid"].empty());
+    BOOST_TEST(w["pid"] != std::to_string(::getpid()));
+    BOOST_TEST(!w["node_id"].empty());
+    BOOST_TEST(!w["start_time"].empty());
+  }
+  auto idle_or_leased =
+      prism::state::list(kind::workers, with({"job_id=1"}, 1));
+  BOOST_TEST(idle_or_leased.matched >= 1u);
+
+  // Objects: the puts and the large results, filtered before the limit.
+  auto put_page = prism::state::list(kind::objects, with({"type=PUT"}, 5));
+  BOOST_TEST(put_page.entries.size() == 5u);
+  std::set<std::string> put_ids;
+  std::string cursor;
+  for (;;) {
+    auto o = with({"type=put"}, 7);
+    o.cursor = cursor;
+    auto p = prism::state::list(kind::objects, o);
+    for (const auto& e : p.entries) {
+      BOOST_TEST(e["size_bytes"] != "", e["object_id"]);
+      BOOST_TEST(std::stoull(e["size_bytes"]) >=
+                 static_cast<std::uint64_t>(blob_bytes));
+      put_ids.insert(e["object_id"]);
+    }
+    if (p.next_cursor.empty())
+      break;
+    cursor = p.next_cursor;
+  }
+  BOOST_TEST(put_ids.size() == static_cast<std::size_t>(puts));
+  auto results =
+      prism::state::list(kind::objects, with({"type=TASK_RESULT"}, 0));
+  std::set<std::string> result_ids;
+  for (const auto& e : results.entries)
+    result_ids.insert(e["object_id"]);
+  BOOST_TEST(result_ids.size() == static_cast<std::size_t>(blobs));
+  BOOST_TEST(results.total >= static_cast<std::uint64_t>(puts + blobs));
+
+  // One object with each of its copies. The objects of one owner share
+  // the start of their ids: a prefix that names several is refused.
+  auto one = *result_ids.begin();
+  BOOST_CHECK_THROW((void)prism::state::get(kind::objects, one.substr(0, 24)),
+                    prism::invalid_argument_error);
+  auto e = prism::state::get(kind::objects, one);
+  BOOST_REQUIRE(e.has_value());
+  BOOST_TEST((*e)["object_id"] == one);
+  BOOST_TEST(e->history.size() >= 1u);
+
+  auto a = cluster.address();
+  auto listed = cluster.run({"list", "objects", "--address", a, "--filter",
+                             "type=PUT", "--limit", "3"});
+  BOOST_TEST(listed.status == 0, listed.err);
+  BOOST_TEST(contains(listed.out, "Showing 3 of 40 objects matching type=PUT"),
+             listed.out);
+  BOOST_TEST(contains(listed.out, "More: --cursor "), listed.out);
+  auto got = cluster.run({"get", "object", one, "--address", a});
+  BOOST_TEST(got.status == 0, got.err);
+  BOOST_TEST(contains(got.out, "copies:\n  - object_id=" + one), got.out);
+  auto json = cluster.run(
+      {"list", "workers", "--address", a, "--format", "json", "--limit", "0"});
+  BOOST_TEST(json.status == 0, json.err);
+  BOOST_TEST(contains(json.out, "\"nodes_unanswered\": 0"), json.out);
+  auto summary = cluster.run({"summary", "workers", "--address", a});
+  BOOST_TEST(summary.status == 0, summary.err);
+  BOOST_TEST(contains(summary.out, "workers by node_id and state"),
+             summary.out);
+  auto bad = cluster.run(
+      {"list", "workers", "--address", a, "--filter", "colour=red"});
+  BOOST_TEST(bad.status == 1);
+  BOOST_TEST(contains(bad.err, "their keys are worker_id, state"), bad.err);
+
+  // A frozen node does not answer: the page says so rather than pretend.
+  cluster.freeze_node(1);
+  auto partial = prism::state::list(kind::workers, with({}, 0));
+  cluster.resume_node(1);
+  BOOST_TEST(partial.nodes_unanswered == 1u);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

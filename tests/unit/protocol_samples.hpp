@@ -886,7 +886,8 @@ inline protocol::state_page sample(type_tag<protocol::state_page>,
                    .total = 100000,
                    .next_cursor = "0c9d51e3",
                    .dropped_events = 17,
-                   .forgotten_tasks = 4000},
+                   .forgotten_tasks = 4000,
+                   .nodes_unanswered = 2},
           .error = {errc::invalid_argument, "no key 'colour'", "", ""}};
 }
 

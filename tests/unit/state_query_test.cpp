@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -179,6 +180,72 @@ BOOST_AUTO_TEST_CASE(kinds_are_named_singular_or_plural) {
   BOOST_TEST((state::kind_named("jobs") == state::kind::jobs));
   BOOST_TEST(!state::kind_named("tasks_").has_value());
   BOOST_TEST(state::keys_of(state::kind::actors).front() == "actor_id");
+}
+
+// Workers and objects are each node's: the merged pages of the nodes, each
+// gathered with the same options, are the page of their union, and paging
+// through them with cursors meets every match once.
+BOOST_AUTO_TEST_CASE(pages_of_several_nodes_merge_into_the_page_of_all) {
+  auto all = actors(3000, 3);
+  std::vector<std::vector<fake_actor>> nodes(3);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    nodes[(i * 31) % 3].push_back(all[i]);
+  state::list_options o;
+  o.filters = {"state=alive"};
+  o.limit = 70;
+  std::set<std::string> seen;
+  std::size_t pages = 0;
+  for (;;) {
+    std::vector<state::page> parts;
+    for (const auto& n : nodes)
+      parts.push_back(list(n, o));
+    auto merged =
+        internal::merge_pages(state::kind::actors, std::move(parts), o.limit);
+    auto whole = list(all, o);
+    BOOST_TEST(merged.matched == 1000u);
+    BOOST_TEST(merged.total == 3000u);
+    BOOST_REQUIRE(merged.entries.size() == whole.entries.size());
+    for (std::size_t i = 0; i < whole.entries.size(); ++i)
+      BOOST_TEST(merged.entries[i]["actor_id"] == whole.entries[i]["actor_id"]);
+    BOOST_TEST(merged.next_cursor == whole.next_cursor);
+    for (const auto& e : merged.entries)
+      BOOST_TEST(seen.insert(e["actor_id"]).second, e["actor_id"]);
+    ++pages;
+    if (merged.next_cursor.empty())
+      break;
+    o.cursor = merged.next_cursor;
+  }
+  BOOST_TEST(seen.size() == 1000u);
+  BOOST_TEST(pages == 15u);
+}
+
+BOOST_AUTO_TEST_CASE(an_object_is_ordered_by_its_id_then_its_node) {
+  state::entry a{{{"object_id", "0c9d"}, {"node_id", "b2"}}, {}};
+  state::entry b{{{"object_id", "0c9d"}, {"node_id", "a1"}}, {}};
+  std::vector<state::page> parts(2);
+  parts[0].entries = {a};
+  parts[0].matched = parts[0].total = 1;
+  parts[1].entries = {b};
+  parts[1].matched = parts[1].total = 1;
+  auto merged = internal::merge_pages(state::kind::objects, parts, 1);
+  BOOST_REQUIRE(merged.entries.size() == 1u);
+  BOOST_TEST(merged.entries[0]["node_id"] == "a1");
+  BOOST_TEST(merged.next_cursor == "0c9d:a1");
+  BOOST_TEST(merged.matched == 2u);
+  auto rest = internal::merge_pages(state::kind::objects, parts, 0);
+  BOOST_TEST(rest.entries.size() == 2u);
+  BOOST_TEST(rest.next_cursor.empty());
+}
+
+BOOST_AUTO_TEST_CASE(workers_and_objects_have_typed_keys) {
+  BOOST_TEST(state::keys_of(state::kind::workers).front() == "worker_id");
+  BOOST_TEST(state::keys_of(state::kind::objects).front() == "object_id");
+  BOOST_TEST((state::kind_named("worker") == state::kind::workers));
+  BOOST_TEST((state::kind_named("objects") == state::kind::objects));
+  BOOST_CHECK_THROW(internal::parse_filter(state::kind::workers, "class=x"),
+                    invalid_argument_error);
+  auto f = internal::parse_filter(state::kind::workers, "state=idle");
+  BOOST_TEST(f.passes("IDLE"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,6 +1,6 @@
-// `prism list`, `prism get` and `prism summary`: the cluster's nodes, jobs
-// and actors as the control store knows them, filtered before they are
-// limited.
+// `prism list`, `prism get` and `prism summary`: the cluster's nodes, jobs,
+// actors and tasks as the control store knows them, its workers and objects
+// as each node does, filtered before they are limited.
 
 #include <algorithm>
 #include <iostream>
@@ -27,14 +27,15 @@ namespace {
 using json = nlohmann::ordered_json;
 using field_list = std::vector<std::pair<std::string, std::string>>;
 
-const std::vector<std::string> kind_names = {"nodes", "jobs", "actors",
-                                             "tasks"};
+const std::vector<std::string> kind_names = {"nodes", "jobs",    "actors",
+                                             "tasks", "workers", "objects"};
 
 state::kind kind_of(const std::string& name) {
   if (auto k = state::kind_named(name))
     return *k;
   throw invalid_argument_error("no such kind '" + name +
-                               "'; give nodes, jobs, actors or tasks");
+                               "'; give nodes, jobs, actors, tasks, "
+                               "workers or objects");
 }
 
 /// The keys a table shows without --detail.
@@ -48,10 +49,15 @@ std::vector<std::string> table_keys(state::kind k) {
     return {"actor_id", "class_name", "state", "name",
             "job_id",   "node_id",    "pid",   "restarts"};
   case state::kind::tasks:
+    return {"task_id", "name", "state",       "attempt",
+            "node_id", "pid",  "duration_ms", "error"};
+  case state::kind::workers:
+    return {"worker_id", "state",  "type",      "node_id",
+            "pid",       "job_id", "start_time"};
+  case state::kind::objects:
     break;
   }
-  return {"task_id", "name", "state",       "attempt",
-          "node_id", "pid",  "duration_ms", "error"};
+  return {"object_id", "node_id", "owner_id", "type", "size_bytes"};
 }
 
 std::string one_line(std::string s) {
@@ -176,6 +182,11 @@ std::string headline(const list_cli& o, const state::page& p) {
     text += "; " + std::to_string(p.dropped_events) +
             " task events dropped and " + std::to_string(p.forgotten_tasks) +
             " tasks forgotten, not counted here";
+  // Workers and objects are each node's: say which nodes are missing.
+  if (p.nodes_unanswered > 0)
+    text += "; " + std::to_string(p.nodes_unanswered) +
+            " nodes did not answer in time, their " + o.kind +
+            " not counted here";
   return text;
 }
 
@@ -197,6 +208,8 @@ int list_command(const list_cli& o) {
       out["dropped_events"] = p.dropped_events;
       out["forgotten_tasks"] = p.forgotten_tasks;
     }
+    if (k == state::kind::workers || k == state::kind::objects)
+      out["nodes_unanswered"] = p.nodes_unanswered;
     for (const auto& e : p.entries)
       out["entries"].push_back(object_of(k, e.fields));
     std::cout << out.dump(2) << std::endl;
@@ -221,9 +234,10 @@ int list_command(const list_cli& o) {
 void add_list(CLI::App& app, command_list& commands) {
   auto o = std::make_shared<list_cli>();
   auto* list = app.add_subcommand(
-      "list", "List the cluster's nodes, jobs, actors or tasks: filtered, "
-              "then limited, in order of id");
-  list->add_option("kind", o->kind, "nodes, jobs, actors or tasks")
+      "list", "List the cluster's nodes, jobs, actors, tasks, workers or "
+              "objects: filtered, then limited, in order of id");
+  list->add_option("kind", o->kind,
+                   "nodes, jobs, actors, tasks, workers or objects")
       ->required()
       ->check(CLI::IsMember(kind_names));
   add_common_options(list, o->address, o->format);
@@ -249,6 +263,8 @@ const char* history_name(state::kind k) {
     return "restarts_history";
   case state::kind::tasks:
     return "attempts";
+  case state::kind::objects:
+    return "copies";
   default:
     return nullptr;
   }
@@ -310,12 +326,14 @@ int get_command(const get_cli& o) {
 void add_get(CLI::App& app, command_list& commands) {
   auto o = std::make_shared<get_cli>();
   auto* get = app.add_subcommand(
-      "get", "Print one node, job, actor or task in full: an actor with "
-             "its restarts and their causes, a task with its attempts");
-  get->add_option("kind", o->kind, "node, job, actor or task")
+      "get", "Print one node, job, actor, task, worker or object in full: "
+             "an actor with its restarts and their causes, a task with its "
+             "attempts, an object with its copies");
+  get->add_option("kind", o->kind, "node, job, actor, task, worker or object")
       ->required()
-      ->check(CLI::IsMember({"node", "job", "actor", "task", "nodes", "jobs",
-                             "actors", "tasks"}));
+      ->check(CLI::IsMember({"node", "job", "actor", "task", "worker", "object",
+                             "nodes", "jobs", "actors", "tasks", "workers",
+                             "objects"}));
   get->add_option("id", o->id,
                   "Its id (a job's number); a unique prefix of 4 or more "
                   "characters will do")
@@ -336,9 +354,10 @@ struct summary_cli {
 
 int summary_command(const summary_cli& o) {
   auto k = kind_of(o.kind);
-  auto by = !o.by.empty()             ? o.by
-            : k == state::kind::tasks ? std::string{"name"}
-                                      : std::string{"class_name"};
+  auto by = !o.by.empty()              ? o.by
+            : k == state::kind::tasks  ? std::string{"name"}
+            : k == state::kind::actors ? std::string{"class_name"}
+                                       : std::string{"node_id"};
   internal::column_index(k, by);
   head_connection head{o.address, "summary"};
   auto reply = head.ask<protocol::state_counts>(
@@ -360,10 +379,17 @@ int summary_command(const summary_cli& o) {
     for (const auto& [g, counts] : by_group)
       for (const auto& [s, n] : counts)
         out["groups"][g][s] = n;
+    if (k == state::kind::workers || k == state::kind::objects)
+      out["nodes_unanswered"] = reply.nodes_unanswered;
     std::cout << out.dump(2) << std::endl;
     return 0;
   }
-  std::cout << all << " " << o.kind << " by " << by << " and state\n";
+  std::cout << all << " " << o.kind << " by " << by << " and "
+            << (k == state::kind::objects ? "type" : "state") << "\n";
+  if (reply.nodes_unanswered > 0)
+    std::cout << reply.nodes_unanswered
+              << " nodes did not answer in time; their " << o.kind
+              << " are not counted\n";
   if (by_group.empty()) {
     std::cout << std::flush;
     return 0;
@@ -392,14 +418,15 @@ int summary_command(const summary_cli& o) {
 void add_summary(CLI::App& app, command_list& commands) {
   auto o = std::make_shared<summary_cli>();
   auto* summary = app.add_subcommand(
-      "summary", "Count the cluster's actors by class, or its tasks by "
-                 "function (or another key), and state");
-  summary->add_option("kind", o->kind, "actors or tasks")
+      "summary", "Count the cluster's actors by class, its tasks by "
+                 "function, its workers or objects by node (or another key), "
+                 "and state");
+  summary->add_option("kind", o->kind, "actors, tasks, workers or objects")
       ->required()
-      ->check(CLI::IsMember({"actors", "tasks"}));
+      ->check(CLI::IsMember({"actors", "tasks", "workers", "objects"}));
   summary->add_option("--by", o->by,
                       "The key to group by (default: class_name for actors, "
-                      "name for tasks)");
+                      "name for tasks, node_id for workers and objects)");
   add_common_options(summary, o->address, o->format);
   commands.push_back({summary, [o] {
                         return guarded("summary",

@@ -1,8 +1,10 @@
 #pragma once
 
 // The state of the cluster, exact, as lists: its nodes, jobs, actors and
-// tasks, as the control store knows them, for tests and tools that need no
-// command line (`prism list`, `prism get` and `prism summary` print the same).
+// tasks, as the control store knows them, and its worker processes and
+// stored objects, as each node knows its own; for tests and tools that need
+// no command line (`prism list`, `prism get` and `prism summary` print the
+// same).
 //
 //   prism::state::list_options o;
 //   o.filters = {"state=ALIVE", "class_name!=Counter"};
@@ -31,9 +33,13 @@
 namespace prism::state {
 
 /// What a list holds.
-enum class kind : std::uint8_t { nodes, jobs, actors, tasks };
+enum class kind : std::uint8_t { nodes, jobs, actors, tasks, workers, objects };
 
-/// "nodes", "jobs", "actors" or "tasks".
+/// Every kind, in the order above.
+inline constexpr kind all_kinds[] = {kind::nodes, kind::jobs,    kind::actors,
+                                     kind::tasks, kind::workers, kind::objects};
+
+/// "nodes", "jobs", "actors", "tasks", "workers" or "objects".
 const char* to_string(kind k) noexcept;
 
 /// The kind named `name` ("actors", or "actor"); nullopt for no kind.
@@ -81,6 +87,10 @@ struct page {
   /// bound (the oldest first). Tasks are exact only while both are 0.
   std::uint64_t dropped_events = 0;
   std::uint64_t forgotten_tasks = 0;
+  /// Workers and objects only (each node answers for its own): the alive
+  /// nodes that did not answer in time. Their entries are in neither the
+  /// page nor its counts; the page is exact only while this is 0.
+  std::uint64_t nodes_unanswered = 0;
 };
 
 /// A page of the entries of `k` that pass `options.filters`. Throws

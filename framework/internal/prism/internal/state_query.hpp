@@ -119,6 +119,16 @@ private:
   std::vector<kept_entry> kept_;
 };
 
+/// The text that orders an entry of `k` and is the cursor of a page ending
+/// with it: its id; an object's id and node (one entry per copy).
+std::string sort_key_of(state::kind k, const state::entry& e);
+
+/// One page of the pages of several holders (each node's, for workers and
+/// objects), each gathered with the same options: the first `limit` of
+/// their entries by sort key, with their counts summed.
+state::page merge_pages(state::kind k, std::vector<state::page> pages,
+                        std::size_t limit);
+
 /// Counts entries by the value of one column and their state, for
 /// `prism summary`.
 class summary_builder {
