@@ -2,9 +2,10 @@
 // ready tasks to the leased workers (as deep as the pipelining limits in
 // prism/internal/pipelining.hpp allow), returning leases that stay idle,
 // following spillbacks, and losing the leases of a worker or raylet that
-// died.
+// died; an owner whose own raylet died finds another node to ask.
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -13,6 +14,7 @@
 
 #include "owner/owner_state.hpp"
 #include "prism/internal/pipelining.hpp"
+#include "protocol/raylet_gcs.hpp"
 
 namespace prism::actors::owner_internal {
 
@@ -89,6 +91,9 @@ void push_ready(owner_actor* self, key_queue& q) {
 void dispatch(owner_actor* self, const std::string& key, key_queue& q) {
   auto& st = self->state;
   push_ready(self, q);
+  // Without a raylet, requests wait until the owner has found a new one.
+  if (!st.cfg.raylet)
+    return;
   auto more =
       internal::lease_requests_to_send(q.ready.size(), q.pending_requests);
   for (std::size_t i = 0; i < more; ++i) {
@@ -310,11 +315,100 @@ void lease_refused(owner_actor* self, const protocol::lease_refused& msg) {
 
 // -- deaths -------------------------------------------------------------------
 
+namespace {
+
+/// The longest wait between two asks for a new raylet.
+constexpr auto max_home_retry = std::chrono::milliseconds{2000};
+/// How long the control store may take to list the nodes. A restarting one
+/// answers once it is back (messages wait at its endpoint); one asked just
+/// before its process died never does, and is asked again.
+constexpr auto home_ask_timeout = std::chrono::seconds{3};
+
+std::string host_of(const std::string& contact) {
+  auto colon = contact.rfind(':');
+  return colon == std::string::npos ? contact : contact.substr(0, colon);
+}
+
+void ask_again(owner_actor* self, std::chrono::milliseconds retry) {
+  auto next = std::min(retry * 2, max_home_retry);
+  self->delayed_send(self, retry, find_home_atom::value,
+                     static_cast<std::int64_t>(next.count()));
+}
+
+// The owner's requests go to `n`'s raylet from now on, and so do those
+// that waited.
+void move_home(owner_actor* self, const protocol::node_info& n) {
+  auto& st = self->state;
+  st.scheduling.homeless = false;
+  st.cfg.raylet = n.raylet;
+  st.cfg.node = n.node;
+  st.log->info("owner {}: its node's raylet died; node {} takes its place",
+               st.cfg.self.hex(), n.node.hex());
+  watch_raylet(self, n.raylet);
+  reach(self, n.raylet.node(), n.contact, [self] {
+    auto& queues = self->state.scheduling.queues;
+    std::vector<std::string> keys;
+    for (auto& [key, q] : queues)
+      if (!q.ready.empty())
+        keys.push_back(key);
+    for (auto& key : keys)
+      dispatch(self, key);
+  });
+}
+
+} // namespace
+
+void find_home(owner_actor* self, std::chrono::milliseconds retry) {
+  auto& st = self->state;
+  if (!st.scheduling.homeless)
+    return;
+  self->request(st.cfg.gcs, home_ask_timeout, protocol::list_nodes{})
+      .then(
+          [self, retry](std::vector<protocol::node_info>& nodes) {
+            auto& st = self->state;
+            if (!st.scheduling.homeless)
+              return;
+            // A live node, on this process's host if one is.
+            auto here = host_of(st.contact);
+            const protocol::node_info* best = nullptr;
+            for (const auto& n : nodes) {
+              // The dead raylet may still be listed while a restarted
+              // control store waits for its nodes to come back.
+              if (!n.alive || !n.raylet ||
+                  n.raylet.address() == st.scheduling.lost_home)
+                continue;
+              if (best == nullptr ||
+                  (!here.empty() && host_of(n.contact) == here &&
+                   host_of(best->contact) != here))
+                best = &n;
+            }
+            if (best == nullptr) {
+              ask_again(self, retry);
+              return;
+            }
+            move_home(self, *best);
+          },
+          [self, retry](caf::error& err) {
+            self->state.log->info("owner {}: no node for it yet: {}",
+                                  self->state.cfg.self.hex(),
+                                  self->system().render(err));
+            ask_again(self, retry);
+          });
+}
+
 // A raylet is gone with its node: its leases and their tasks are lost, and
-// requests waiting there go to this owner's own raylet again.
+// requests waiting there go to this owner's own raylet again. If it was
+// this owner's own, they wait for another.
 void raylet_gone(owner_actor* self, const caf::actor_addr& raylet) {
-  auto& sched = self->state.scheduling;
+  auto& st = self->state;
+  auto& sched = st.scheduling;
   sched.watched_raylets.erase(raylet);
+  if (st.cfg.raylet && st.cfg.raylet.address() == raylet) {
+    st.cfg.raylet = nullptr;
+    sched.homeless = true;
+    sched.lost_home = raylet;
+    find_home(self, std::chrono::milliseconds{100});
+  }
   // Objects kept there are lost; they are rebuilt when someone needs them.
   objects_lost_with(self, raylet);
   std::vector<std::pair<std::uint64_t, worker_id>> lost;

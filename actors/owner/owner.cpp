@@ -104,6 +104,9 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
       [self](ship_events_atom) { ship_task_events(self); },
+      [self](find_home_atom, std::int64_t next_ms) {
+        find_home(self, std::chrono::milliseconds{next_ms});
+      },
       [self](protocol::adopt_object& msg) { adopt_requested(self, msg); },
       [self](protocol::object_reply& msg) { object_arrived(self, msg); },
       [self](const protocol::copy_kept& msg) { copy_kept(self, msg); },

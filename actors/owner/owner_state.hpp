@@ -46,6 +46,9 @@ using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
 using rebuild_atom = caf::atom_constant<caf::atom("rebuild")>;
 /// Time to send the task events recorded on.
 using ship_events_atom = caf::atom_constant<caf::atom("shipevents")>;
+/// Time for an owner whose raylet died to ask again for a new one; the
+/// number is the wait before the next ask, in milliseconds.
+using find_home_atom = caf::atom_constant<caf::atom("findhome")>;
 
 /// The worker id under which a fetch waits for the control store's owner.
 inline const worker_id adopter_id{};
@@ -243,6 +246,12 @@ struct lease_scheduling_state {
   std::unordered_map<std::uint64_t, request> requests;
   /// Raylets this owner watches (its own, and those it leased from).
   std::unordered_set<caf::actor_addr> watched_raylets;
+  /// The raylet of this owner's node died (its head restarted, for an
+  /// attached driver): `cfg.raylet` is null, lease requests wait in their
+  /// queues, and the control store is asked for a live node to take its
+  /// place.
+  bool homeless = false;
+  caf::actor_addr lost_home;
   std::uint64_t next_request_id = 1;
   /// Whether a check of idle leases is scheduled.
   bool idle_check_pending = false;
@@ -459,6 +468,9 @@ void lease_granted(owner_actor* self, protocol::lease_grant& g);
 void lease_spilled(owner_actor* self, protocol::lease_spillback& msg);
 void lease_refused(owner_actor* self, const protocol::lease_refused& msg);
 void raylet_gone(owner_actor* self, const caf::actor_addr& raylet);
+/// Asks the control store for a live node to take the place of this
+/// owner's dead raylet; asks again after `retry` while there is none.
+void find_home(owner_actor* self, std::chrono::milliseconds retry);
 void worker_lost(owner_actor* self, const protocol::worker_lost& msg);
 
 } // namespace prism::actors::owner_internal

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <unistd.h>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 
@@ -42,6 +43,13 @@ PRISM_REMOTE(head_restart_test::counter::create,
              &head_restart_test::counter::pid);
 
 using head_restart_test::counter;
+
+/// Where a task ran.
+int restart_task_pid(int x) {
+  return x >= 0 ? static_cast<int>(::getpid()) : 0;
+}
+
+PRISM_REMOTE(head_restart_test::restart_task_pid);
 
 namespace {
 
@@ -207,6 +215,27 @@ BOOST_AUTO_TEST_CASE(process_cluster_kills_freezes_and_adds_nodes) {
   BOOST_TEST(cluster.add_node() == 3u);
   BOOST_TEST(shows("Nodes: 3 alive, 2 dead"));
   BOOST_CHECK_THROW(cluster.kill_node(0), prism::invalid_argument_error);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// An attached driver's node is the head's: when the head restarts, its
+// raylet is gone with it, and the driver's owner finds another node to ask
+// for leases. Tasks submitted after the restart run, and so do those that
+// waited in its queues meanwhile.
+BOOST_AUTO_TEST_CASE(an_attached_driver_runs_tasks_after_the_head_restarts) {
+  auto opts = attached_cluster(1);
+  opts.cpus = 2;
+  process_cluster cluster{opts};
+  auto before = prism::task(restart_task_pid).remote(1);
+  BOOST_REQUIRE(prism::get(before, 60s) > 0);
+  cluster.restart_head();
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 0; i < 20; ++i)
+    refs.push_back(prism::task(restart_task_pid).remote(i));
+  for (auto& r : refs)
+    BOOST_TEST(prism::get(r, 60s) > 0);
+  // And again, once the driver has its new node.
+  BOOST_TEST(prism::get(prism::task(restart_task_pid).remote(7), 60s) > 0);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 
