@@ -147,6 +147,8 @@ caf::behavior driver_output(driver_output_actor* self,
         schedule_close(self);
       },
       [self](const protocol::gcs_restarted&) { subscribe(self); },
+      // The control store's answer to a subscription made again.
+      [](bool) {},
   };
 }
 

@@ -41,6 +41,12 @@ BOOST_AUTO_TEST_CASE(logs_reads_a_jobs_worker_files_through_the_nodes) {
       eventually(120s,
                  [&] { return contains(d.err_text(), "driver: tasks done"); }),
       d.err_text());
+  // The tasks' results come back before the last of their lines may have:
+  // the driver prints lines as their nodes send them on.
+  BOOST_REQUIRE_MESSAGE(
+      eventually(60s,
+                 [&] { return count_of(d.out_text(), " line w=") == 40u; }),
+      d.out_text());
   auto out = d.out_text();
   auto pid0 = first_match(out, R"(pid=(\d+) node=[0-9a-f]{8}\) line w=0 i=0)");
   auto node = first_match(out, R"(node=([0-9a-f]{8})\) line w=0 i=0)");
