@@ -339,7 +339,6 @@ void ask_again(owner_actor* self, std::chrono::milliseconds retry) {
 // that waited.
 void move_home(owner_actor* self, const protocol::node_info& n) {
   auto& st = self->state;
-  st.scheduling.homeless = false;
   st.cfg.raylet = n.raylet;
   st.cfg.node = n.node;
   st.log->info("owner {}: its node's raylet died; node {} takes its place",
@@ -360,13 +359,14 @@ void move_home(owner_actor* self, const protocol::node_info& n) {
 
 void find_home(owner_actor* self, std::chrono::milliseconds retry) {
   auto& st = self->state;
-  if (!st.scheduling.homeless)
+  // Found meanwhile.
+  if (st.cfg.raylet)
     return;
   self->request(st.cfg.gcs, home_ask_timeout, protocol::list_nodes{})
       .then(
           [self, retry](std::vector<protocol::node_info>& nodes) {
             auto& st = self->state;
-            if (!st.scheduling.homeless)
+            if (st.cfg.raylet)
               return;
             // A live node, on this process's host if one is.
             auto here = host_of(st.contact);
@@ -405,7 +405,6 @@ void raylet_gone(owner_actor* self, const caf::actor_addr& raylet) {
   sched.watched_raylets.erase(raylet);
   if (st.cfg.raylet && st.cfg.raylet.address() == raylet) {
     st.cfg.raylet = nullptr;
-    sched.homeless = true;
     sched.lost_home = raylet;
     find_home(self, std::chrono::milliseconds{100});
   }

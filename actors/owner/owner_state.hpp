@@ -246,11 +246,10 @@ struct lease_scheduling_state {
   std::unordered_map<std::uint64_t, request> requests;
   /// Raylets this owner watches (its own, and those it leased from).
   std::unordered_set<caf::actor_addr> watched_raylets;
-  /// The raylet of this owner's node died (its head restarted, for an
-  /// attached driver): `cfg.raylet` is null, lease requests wait in their
-  /// queues, and the control store is asked for a live node to take its
-  /// place.
-  bool homeless = false;
+  /// The raylet of this owner's node that died (its head restarted, for an
+  /// attached driver). While `cfg.raylet` is null, lease requests wait in
+  /// their queues and the control store is asked for a live node to take
+  /// its place (not this one, which it may still list).
   caf::actor_addr lost_home;
   std::uint64_t next_request_id = 1;
   /// Whether a check of idle leases is scheduled.
