@@ -26,6 +26,7 @@ packages=(
   clang-format
   lld
   python3
+  iproute2
 )
 
 missing=()

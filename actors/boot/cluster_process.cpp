@@ -12,6 +12,7 @@
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
 #include "gcs/gcs_client.hpp"
+#include "gcs/job_runner.hpp"
 #include "join/cluster_door.hpp"
 #include "join/head_link.hpp"
 #include "net/peers.hpp"
@@ -116,8 +117,11 @@ cluster_process::start_head(const options& opts) {
     // to report back, as after a restart of the control store.
     auto first = opts.cfg.storage_path.empty() ? gcs_start::fresh_cluster
                                                : gcs_start::restart;
+    if (!opts.jobs_dir.empty())
+      p->jobs_ = spawn_job_runner(
+          *p->sys_, job_runner_config{opts.jobs_dir, opts.session_dir});
     p->control_ = start_control_store(*p->sys_, p->opts_.cfg, first,
-                                      /*keep_programs=*/true);
+                                      /*keep_programs=*/true, p->jobs_);
     p->endpoint_ = p->control_.endpoint;
     // Reusing the address: the connections of a head that died wait in
     // TIME_WAIT on its port, and its successor listens there at once. Two
@@ -135,6 +139,8 @@ cluster_process::start_head(const options& opts) {
     set_own_contact(
         *p->sys_, address_of(host_port{
                       reached_at(opts.listen.host, opts.node_ip, ""), *port}));
+    if (p->jobs_)
+      p->start_job_runner();
     std::tie(p->node_, p->raylet_) = p->start_raylet_here();
     start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
     if (opts.autoscaler)
@@ -206,18 +212,35 @@ void cluster_process::start_autoscaler() {
   s.log_dir = opts_.autoscaler_log_dir;
   std::error_code ec;
   s.program = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  // Its nodes use this process's credentials; the token they find in the
-  // session, as any node on this host does.
-  if (opts_.net.tls.enabled()) {
-    s.node_environment["PRISM_TLS_CERT"] = opts_.net.tls.cert;
-    s.node_environment["PRISM_TLS_KEY"] = opts_.net.tls.key;
-    s.node_environment["PRISM_TLS_CA"] = opts_.net.tls.ca;
-  }
-  if (!opts_.token.empty())
-    s.node_environment["PRISM_AUTH_TOKEN"] = opts_.token;
+  // Its nodes use this process's credentials.
+  for (auto& [name, value] : credentials())
+    s.node_environment[name] = value;
   auto provider = make_node_provider(s);
   autoscaler_ = std::make_unique<autoscaler_service>(
       *sys_, endpoint_, std::move(s), std::move(provider));
+}
+
+std::map<std::string, std::string> cluster_process::credentials() const {
+  std::map<std::string, std::string> result;
+  if (opts_.net.tls.enabled()) {
+    result["PRISM_TLS_CERT"] = opts_.net.tls.cert;
+    result["PRISM_TLS_KEY"] = opts_.net.tls.key;
+    result["PRISM_TLS_CA"] = opts_.net.tls.ca;
+  }
+  if (!opts_.token.empty())
+    result["PRISM_AUTH_TOKEN"] = opts_.token;
+  return result;
+}
+
+void cluster_process::start_job_runner() {
+  job_runner_start start;
+  start.gcs = endpoint_;
+  start.programs_dir = control_.storage_path + "/programs";
+  // Its drivers attach to this head, with this process's credentials.
+  start.driver_env.push_back("PRISM_ADDRESS=" + contact());
+  for (auto& [name, value] : credentials())
+    start.driver_env.push_back(name + "=" + value);
+  caf::anon_send(jobs_, std::move(start));
 }
 
 void cluster_process::shutdown() {
@@ -228,14 +251,14 @@ void cluster_process::shutdown() {
   process_parts parts;
   parts.owners = directory_.get();
   parts.nodes = {raylet_};
-  parts.links = {link_, door_};
+  parts.links = {link_, door_, jobs_};
   // A head runs the control store; a node reaches it through its endpoint.
   if (control_.keeper)
     parts.control = &control_;
   else
     parts.links.push_back(endpoint_);
   stop_process(*sys_, std::move(parts));
-  raylet_ = link_ = endpoint_ = door_ = nullptr;
+  raylet_ = link_ = endpoint_ = door_ = jobs_ = nullptr;
   sys_.reset();
   sys_cfg_.reset();
 }

@@ -64,6 +64,11 @@ public:
     /// provider's nodes log into `autoscaler_log_dir`.
     std::optional<internal::autoscaler_config> autoscaler;
     std::string autoscaler_log_dir;
+    /// Head: runs the jobs `prism job submit` hands it, each in a directory
+    /// of its own under `jobs_dir` (gcs/job_runner.hpp); empty: none.
+    std::string jobs_dir;
+    /// Head: where each job's supervisor gets a pid file, for `prism stop`.
+    std::string session_dir;
   };
 
   /// Starts the control store on `opts.cfg.storage_path`, publishes it on
@@ -107,6 +112,11 @@ private:
   std::pair<node_id, caf::actor> start_raylet_here() const;
   /// Head: starts the autoscaler of `opts_.autoscaler`.
   void start_autoscaler();
+  /// What a process this one starts needs to enter the cluster: the
+  /// cluster token and the TLS files, as environment entries.
+  std::map<std::string, std::string> credentials() const;
+  /// Head: tells the job runner where the cluster is.
+  void start_job_runner();
   void shutdown();
 
   options opts_;
@@ -121,6 +131,8 @@ private:
   caf::actor endpoint_;
   /// Head only: the door it publishes (`cluster_door.hpp`).
   caf::actor door_;
+  /// Head only, if `opts_.jobs_dir` is set: the job runner.
+  caf::actor jobs_;
   /// Head only, if configured: the autoscaler.
   std::unique_ptr<autoscaler_service> autoscaler_;
   caf::actor link_;

@@ -73,7 +73,8 @@ resource_map node_resources(const config& cfg, resource_map result) {
 }
 
 control_store start_control_store(caf::actor_system& sys, const config& cfg,
-                                  gcs_start first, bool keep_programs) {
+                                  gcs_start first, bool keep_programs,
+                                  caf::actor jobs) {
   control_store cs;
   cs.storage_path = cfg.storage_path;
   if (cs.storage_path.empty()) {
@@ -114,6 +115,9 @@ control_store start_control_store(caf::actor_system& sys, const config& cfg,
   kc.first_start = first;
   kc.programs = cs.programs;
   kc.task_events = cs.task_events;
+  // Not kept here: the job runner is its owner's to stop, and a handle
+  // kept past that would hold its thread up.
+  kc.jobs = std::move(jobs);
   cs.keeper = spawn_gcs_keeper(sys, std::move(kc), std::move(storage));
   return cs;
 }

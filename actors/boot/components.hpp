@@ -53,11 +53,13 @@ struct control_store {
 /// empty) and starts the control store on it, coming up as `first`; with
 /// `keep_programs`, it keeps jobs' programs in the storage's `programs`
 /// directory (a head of a cluster, whose nodes may not hold a driver's
-/// program). Throws a Prism error naming the path if the storage cannot be
+/// program). The control store hands `prism job`'s messages to `jobs`, if
+/// given. Throws a Prism error naming the path if the storage cannot be
 /// used.
 control_store start_control_store(caf::actor_system& sys, const config& cfg,
                                   gcs_start first = gcs_start::fresh_cluster,
-                                  bool keep_programs = false);
+                                  bool keep_programs = false,
+                                  caf::actor jobs = {});
 
 /// Stops the control store, closing its storage, and removes a temporary
 /// storage. What it stored stays as it is: detached actors come back when a
@@ -149,7 +151,7 @@ struct process_parts {
   /// The raylets it runs.
   std::vector<caf::actor> nodes;
   /// Its links to other processes and the control store: a head link, a
-  /// door, an endpoint, a program upload.
+  /// door, an endpoint, a program upload, the job runner.
   std::vector<caf::actor> links;
 };
 

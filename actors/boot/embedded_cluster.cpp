@@ -284,6 +284,7 @@ embedded_cluster::make_driver(const std::string& ns) {
   oc.store = store;
   oc.max_inline_bytes = cfg_.max_inline_object_bytes;
   oc.directory = directory_;
+  oc.driver = true;
   auto driver = std::make_shared<owner_client>(*sys_, std::move(oc));
   driver->owner_handle();
   auto output = print_output_of(job);

@@ -16,6 +16,7 @@
 #include "protocol/programs.hpp"
 #include "protocol/raylet_gcs.hpp"
 #include "protocol/status.hpp"
+#include "protocol/submitted_jobs.hpp"
 #include "protocol/testing.hpp"
 
 namespace prism::actors {
@@ -40,18 +41,36 @@ void on_down(gcs_actor* self, const caf::down_msg& msg) {
   if (host_down(self, msg) || raylet_down(self, msg) ||
       output_sink_gone(self, msg.source))
     return;
+  // A driver's owner may own actors too.
+  driver_gone(self, msg.source, msg.reason);
   owner_gone(self, msg.source);
 }
 
-/// Hands a message about programs to their keeper, which answers it.
+/// Hands a message to the actor that answers it for the control store
+/// (the keeper of programs, the job runner); refuses it with `missing` if
+/// there is none.
+template <class Message>
+caf::result<caf::message> hand_to(gcs_actor* self, const caf::actor& keeper,
+                                  Message msg, const char* missing) {
+  if (!keeper)
+    return caf::make_error(caf::sec::invalid_argument, missing);
+  self->delegate(keeper, std::move(msg));
+  return caf::delegated<caf::message>{};
+}
+
 template <class Message>
 caf::result<caf::message> to_programs(gcs_actor* self,
                                       const caf::actor& programs, Message msg) {
-  if (!programs)
-    return caf::make_error(caf::sec::invalid_argument,
-                           "this control store keeps no programs");
-  self->delegate(programs, std::move(msg));
-  return caf::delegated<caf::message>{};
+  return hand_to(self, programs, std::move(msg),
+                 "this control store keeps no programs");
+}
+
+template <class Message>
+caf::result<caf::message> to_jobs(gcs_actor* self, const caf::actor& jobs,
+                                  Message msg) {
+  return hand_to(self, jobs, std::move(msg),
+                 "jobs are run only by a cluster's head (`prism start "
+                 "--head`); this control store runs none");
 }
 
 /// Answers a question about the cluster's state: about tasks, by handing it
@@ -90,6 +109,7 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       [self](protocol::add_node& msg) { register_node(self, msg); },
       [self](const protocol::start_job& msg) { return start_job(self, msg); },
       [self](const protocol::finish_job& msg) { return finish_job(self, msg); },
+      [self](const protocol::watch_driver& msg) { watch_driver(self, msg); },
       [self](protocol::subscribe_output& msg) {
         subscribe_output(self, msg);
         return true;
@@ -110,6 +130,19 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       [self, programs = cfg.programs](protocol::read_program& msg) {
         return to_programs(self, programs, std::move(msg));
+      },
+      // -- jobs run by the cluster ------------------------------------------
+      [self, jobs = cfg.jobs](protocol::submit_job& msg) {
+        return to_jobs(self, jobs, std::move(msg));
+      },
+      [self, jobs = cfg.jobs](protocol::get_submitted_jobs& msg) {
+        return to_jobs(self, jobs, std::move(msg));
+      },
+      [self, jobs = cfg.jobs](protocol::stop_submitted_job& msg) {
+        return to_jobs(self, jobs, std::move(msg));
+      },
+      [self, jobs = cfg.jobs](protocol::read_job_output& msg) {
+        return to_jobs(self, jobs, std::move(msg));
       },
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
       [self](const protocol::query_summary&) { return summarize(self->state); },

@@ -41,6 +41,9 @@ struct gcs_config {
   /// task events and the questions about tasks; none: they are dropped,
   /// and questions refused.
   caf::actor task_events;
+  /// The head's job runner (gcs/job_runner.hpp), which gets the messages of
+  /// `prism job`; none: they are refused.
+  caf::actor jobs;
 };
 
 /// Spawns the control store: the registry of nodes, jobs, actors and the
@@ -78,6 +81,8 @@ struct gcs_keeper_config {
   caf::actor programs;
   /// The task event store, for every control store it starts.
   caf::actor task_events;
+  /// The job runner, for every control store it starts.
+  caf::actor jobs;
 };
 
 /// Spawns the control store's supervisor (its messages are in

@@ -1,6 +1,8 @@
 #include "gcs/job_table.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -75,6 +77,50 @@ caf::response_promise finish_job(gcs_actor* self,
     if (n.info.alive)
       self->send(n.info.raylet, msg);
   return reply_when_durable(self, caf::make_message(true));
+}
+
+void watch_driver(gcs_actor* self, const protocol::watch_driver& msg) {
+  auto& st = self->state;
+  auto j = st.jobs.entries.find(msg.job);
+  if (!msg.owner || j == st.jobs.entries.end() || !j->second.running)
+    return;
+  if (st.jobs.drivers.emplace(msg.owner.address(), msg.job).second)
+    self->monitor(msg.owner);
+}
+
+bool driver_gone(gcs_actor* self, const caf::actor_addr& source,
+                 const caf::error& reason) {
+  auto& st = self->state;
+  auto d = st.jobs.drivers.find(source);
+  if (d == st.jobs.drivers.end())
+    return false;
+  auto job = d->second;
+  st.jobs.drivers.erase(d);
+  auto j = st.jobs.entries.find(job);
+  if (j == st.jobs.entries.end() || !j->second.running)
+    return true; // it ended its job itself
+  st.log->warn("the driver of job {} is gone ({}) without ending it; the job "
+               "ends: its actors and workers go",
+               job.value, self->system().render(reason));
+  finish_job(self, protocol::finish_job{job});
+  return true;
+}
+
+void end_unwatched_jobs(gcs_actor* self) {
+  auto& st = self->state;
+  std::vector<job_id> unwatched;
+  for (auto& [id, j] : st.jobs.entries)
+    if (j.running)
+      unwatched.push_back(id);
+  for (auto& [owner, job] : st.jobs.drivers)
+    unwatched.erase(std::remove(unwatched.begin(), unwatched.end(), job),
+                    unwatched.end());
+  for (auto& job : unwatched) {
+    st.log->warn("the driver of job {} did not report back after the control "
+                 "store restarted; the job ends",
+                 job.value);
+    finish_job(self, protocol::finish_job{job});
+  }
 }
 
 void subscribe_output(gcs_actor* self, protocol::subscribe_output& msg) {

@@ -30,6 +30,10 @@ struct job_table {
   /// Who takes each job's output (its driver), while it runs; not stored:
   /// a driver asks again after a restart.
   std::unordered_map<job_id, caf::actor> output_sinks;
+  /// The owners of the drivers it watches (`protocol::watch_driver`), and
+  /// the job each drives; not stored: a driver reports again after a
+  /// restart.
+  std::unordered_map<caf::actor_addr, job_id> drivers;
 };
 
 /// Writes job `id` to the storage.
@@ -47,6 +51,18 @@ protocol::job_program job_program_of(gcs_actor* self,
 /// hears of it.
 caf::response_promise finish_job(gcs_actor* self,
                                  const protocol::finish_job& msg);
+
+/// Watches the owner of a job's driver, so that the job ends with it.
+void watch_driver(gcs_actor* self, const protocol::watch_driver& msg);
+
+/// The owner `source` went down (`reason`): if it drove a job that still
+/// runs, the job ends. False if it drove none.
+bool driver_gone(gcs_actor* self, const caf::actor_addr& source,
+                 const caf::error& reason);
+
+/// After a restart's grace period: each job still running whose driver did
+/// not report back ends.
+void end_unwatched_jobs(gcs_actor* self);
 
 /// A driver takes its job's output from now on.
 void subscribe_output(gcs_actor* self, protocol::subscribe_output& msg);

@@ -75,6 +75,7 @@ void spawn_instance(keeper_actor* self, gcs_start start) {
   gc.max_dead_actors = st.cfg.max_dead_actors;
   gc.programs = st.cfg.programs;
   gc.task_events = st.cfg.task_events;
+  gc.jobs = st.cfg.jobs;
   st.instance = spawn_gcs(self->system(), std::move(gc));
   st.started = std::chrono::steady_clock::now();
   self->monitor(st.instance);

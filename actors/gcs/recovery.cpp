@@ -173,6 +173,7 @@ void end_grace(gcs_actor* self) {
   settle_missing(self, node_id{},
                  "its node did not come back after the control store "
                  "restarted");
+  end_unwatched_jobs(self);
   auto unclaimed = std::move(st.recovery.unclaimed);
   st.recovery.unclaimed.clear();
   for (auto& id : unclaimed)

@@ -11,6 +11,7 @@
 #include "common/log.hpp"
 #include "owner/owner_state.hpp"
 #include "protocol/gcs_restart.hpp"
+#include "protocol/raylet_gcs.hpp"
 #include "protocol/testing.hpp"
 
 namespace prism::actors::owner_internal {
@@ -65,6 +66,14 @@ void resubscribe_actors(owner_actor* self) {
   self->state.cfg.routes->resubscribe(self->state.cfg.self);
 }
 
+/// A driver's owner has the control store watch it, so that its job ends
+/// with it (`protocol::watch_driver`).
+void report_driver(owner_actor* self) {
+  auto& cfg = self->state.cfg;
+  if (cfg.drives.value != 0 && cfg.gcs)
+    self->send(cfg.gcs, protocol::watch_driver{cfg.drives, self});
+}
+
 caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   self->state.cfg = std::move(cfg);
   self->state.log = shared_logger();
@@ -73,6 +82,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   watch_raylet(self, self->state.cfg.raylet);
   set_checked_down_handler(
       self, [self](caf::down_msg& msg) { watched_down(self, msg); });
+  report_driver(self);
   return {
       [self](protocol::submit_task& msg) {
         submit(self, std::move(msg.spec), std::move(msg.held));
@@ -121,7 +131,10 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
         for (const auto& msg : batch)
           actor_updated(self, msg);
       },
-      [self](const protocol::gcs_restarted&) { resubscribe_actors(self); },
+      [self](const protocol::gcs_restarted&) {
+        resubscribe_actors(self);
+        report_driver(self);
+      },
       [self](protocol::actor_task_done& msg) { actor_call_done(self, msg); },
       [self](protocol::actor_tasks_done& batch) {
         actor_calls_done(self, batch);

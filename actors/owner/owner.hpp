@@ -25,6 +25,9 @@ struct owner_config {
   std::shared_ptr<actor_routes> routes;
   /// The control store, which keeps durable tasks' lineage.
   caf::actor gcs;
+  /// The job this owner drives (`protocol::watch_driver`); 0 for a
+  /// worker's owner.
+  job_id drives{};
 };
 
 /// Spawns the owner of one driver or worker: it resolves task arguments,

@@ -35,6 +35,9 @@ public:
     std::shared_ptr<internal::memory_store> store;
     /// `put` values larger than this go to the object store of `node`.
     std::size_t max_inline_bytes = 100 * 1024;
+    /// The owner drives `job`: the control store ends the job if the
+    /// owner goes down (`protocol::watch_driver`).
+    bool driver = false;
   };
 
   owner_client(caf::actor_system& sys, config cfg);

@@ -151,6 +151,21 @@ typename Inspector::result_type inspect(Inspector& f, finish_job& x) {
   return f(x.job);
 }
 
+/// driver's owner -> gcs: I drive `job`. The control store watches the
+/// owner: one that goes down with its job still running (its process
+/// killed or crashed, or lost with its host) ends the job, as `finish_job`
+/// would. Sent again after a restart of the control store; a running job
+/// whose driver does not send it within the grace period ends too.
+struct watch_driver {
+  job_id job;
+  caf::actor owner;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, watch_driver& x) {
+  return f(x.job, x.owner);
+}
+
 /// anyone -> gcs: list the nodes. Answered with `std::vector<node_info>`.
 struct list_nodes {
   std::uint32_t unused = 0;

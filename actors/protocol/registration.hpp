@@ -29,6 +29,7 @@
 #include "protocol/raylet_worker.hpp"
 #include "protocol/state.hpp"
 #include "protocol/status.hpp"
+#include "protocol/submitted_jobs.hpp"
 #include "protocol/supervisor.hpp"
 #include "protocol/testing.hpp"
 
@@ -103,6 +104,7 @@ using message_types = caf::detail::type_list<
     message_type<start_job, "prism.start_job">,
     message_type<job_started, "prism.job_started">,
     message_type<finish_job, "prism.finish_job">,
+    message_type<watch_driver, "prism.watch_driver">,
     message_type<list_nodes, "prism.list_nodes">,
     message_type<resolve_actor_call, "prism.resolve_actor_call">,
     message_type<create_actor, "prism.create_actor">,
@@ -177,7 +179,13 @@ using message_types = caf::detail::type_list<
     message_type<state_found, "prism.state_found">,
     message_type<summarize_state, "prism.summarize_state">,
     message_type<state_counts, "prism.state_counts">,
-    message_type<task_events, "prism.task_events">>;
+    message_type<task_events, "prism.task_events">,
+    message_type<submit_job, "prism.submit_job">,
+    message_type<get_submitted_jobs, "prism.get_submitted_jobs">,
+    message_type<stop_submitted_job, "prism.stop_submitted_job">,
+    message_type<submitted_jobs, "prism.submitted_jobs">,
+    message_type<read_job_output, "prism.read_job_output">,
+    message_type<job_output, "prism.job_output">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

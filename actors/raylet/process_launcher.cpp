@@ -19,10 +19,9 @@
 
 #include "common/log.hpp"
 #include "common/output_source.hpp"
+#include "common/processes.hpp"
 #include "prism/error.hpp"
 #include "worker/fork_wire.hpp"
-
-extern char** environ;
 
 namespace prism::actors {
 
@@ -53,19 +52,6 @@ worker_program this_program() {
   if (result.argv.empty())
     result.argv.push_back(result.path);
   return result;
-}
-
-std::string describe_exit(int status) {
-  if (WIFEXITED(status))
-    return "exited with code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    std::string name;
-    if (const char* abbrev = ::sigabbrev_np(sig))
-      name = std::string{" (SIG"} + abbrev + ")";
-    return "was killed by signal " + std::to_string(sig) + name;
-  }
-  return "ended with status " + std::to_string(status);
 }
 
 namespace {
@@ -139,25 +125,6 @@ struct spawn_setup {
   }
 };
 
-/// The environment of this process with `extra` on top.
-std::vector<std::string>
-merged_environment(const std::vector<std::string>& extra) {
-  auto name_of = [](const std::string& entry) {
-    return entry.substr(0, entry.find('='));
-  };
-  std::vector<std::string> result;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string entry{*e};
-    bool overridden = false;
-    for (auto& x : extra)
-      overridden = overridden || name_of(x) == name_of(entry);
-    if (!overridden)
-      result.push_back(std::move(entry));
-  }
-  result.insert(result.end(), extra.begin(), extra.end());
-  return result;
-}
-
 /// What tells one program's fork server from another's.
 std::string program_key(const worker_program& program) {
   std::string key = program.sha256.empty() ? program.path : program.sha256;
@@ -170,14 +137,6 @@ bool send_kill(int pidfd, pid_t pid) {
   if (pidfd >= 0)
     return ::syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, nullptr, 0) == 0;
   return ::kill(pid, SIGKILL) == 0;
-}
-
-std::vector<char*> pointers(std::vector<std::string>& strings) {
-  std::vector<char*> result;
-  for (auto& s : strings)
-    result.push_back(s.data());
-  result.push_back(nullptr);
-  return result;
 }
 
 } // namespace
@@ -237,8 +196,8 @@ pid_t process_launcher::spawn(const worker_program& program,
   if (argv_strings.empty())
     argv_strings.push_back(program.path);
   auto env_strings = merged_environment(env);
-  auto argv = pointers(argv_strings);
-  auto envp = pointers(env_strings);
+  auto argv = c_strings(argv_strings);
+  auto envp = c_strings(env_strings);
   spawn_setup setup{fds};
   pid_t pid = 0;
   if (int rc = ::posix_spawn(&pid, program.path.c_str(), &setup.actions,

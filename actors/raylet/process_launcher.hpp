@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include "common/processes.hpp"
 #include "prism/ids.hpp"
 #include "prism/internal/thread_annotations.hpp"
 #include "raylet/worker_output.hpp"
@@ -43,10 +44,6 @@ struct worker_program {
 /// The program of the calling process, as /proc/self gives it: the
 /// executable even if its file was replaced since, and its arguments.
 worker_program this_program();
-
-/// "exited with code 3", "was killed by signal 11 (SIGSEGV)": how a process
-/// ended, from a `waitpid` status.
-std::string describe_exit(int status);
 
 /// Starts worker processes and reaps them. A thread of its own waits for
 /// them (by pidfd, so no other process this one started is reaped), answers

@@ -30,6 +30,7 @@
 #include "net/tls.hpp"
 #include "prism_command.hpp"
 #include "raw_peer.hpp"
+#include "test_hosts.hpp"
 
 namespace security_test {
 
@@ -514,6 +515,59 @@ BOOST_AUTO_TEST_CASE(a_missing_or_wrong_token_is_refused_and_logged) {
   // The token appears in no log.
   BOOST_TEST(!contains(s.log_of("head"), token));
   BOOST_TEST(!contains(s.log_of("node-" + std::to_string(node)), token));
+}
+
+// Submitting a job runs a program on the head's host: it takes what every
+// client takes, a certificate of the cluster's CA over TLS and the cluster
+// token. From another host, without either, nothing runs.
+BOOST_AUTO_TEST_CASE(a_job_from_another_host_needs_a_certificate_and_token) {
+  certificates certs;
+  test_hosts hosts;
+  process_cluster issuer{bare_session()};
+  auto issued =
+      issuer.run({"cert", "issue", certs.dir + "/ca", hosts.address_a()});
+  BOOST_REQUIRE_MESSAGE(issued.status == 0, issued.err);
+  auto head_options = bare_session();
+  head_options.command = hosts.prism_a();
+  process_cluster head{head_options};
+  auto flags = certs.flags(hosts.address_a());
+  flags.insert(flags.end(), {"--host", hosts.address_a(), "--num-cpus", "1"});
+  auto address = head.start_head(flags);
+  auto token = read_text(head.session_dir() + "/token");
+  BOOST_REQUIRE_EQUAL(token.size(), 64u);
+  auto client_options = bare_session();
+  client_options.command = hosts.prism_b();
+  process_cluster client{client_options};
+  std::vector<std::string> submit{"job",   "submit", "--address",
+                                  address, "--",     "/bin/true"};
+  {
+    // The token, but no certificate: the head speaks only TLS.
+    scoped_variable with_token{"PRISM_AUTH_TOKEN", token};
+    auto r = client.run(submit);
+    BOOST_TEST(r.status == 1, r.out);
+    BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1, r.err);
+  }
+  {
+    // A certificate, but no token.
+    tls_environment env{certs.files("driver")};
+    auto r = client.run(submit);
+    BOOST_TEST(r.status == 1, r.out);
+    BOOST_TEST(contains(r.err, "presented no cluster token"), r.err);
+  }
+  BOOST_TEST(eventually(
+      10s, [&] { return contains(head.log_of("head"), "refused a job"); }));
+  tls_environment env{certs.files("driver")};
+  auto listed = head.run({"job", "list"});
+  BOOST_TEST(contains(listed.out, "0 jobs"), listed.out + listed.err);
+  // Both, from the other host: the job runs on the head's.
+  scoped_variable with_token{"PRISM_AUTH_TOKEN", token};
+  auto r = client.run(submit);
+  BOOST_REQUIRE_MESSAGE(r.status == 0, r.err);
+  auto id = r.out.substr(r.out.find("job-"), 16);
+  BOOST_TEST(eventually(60s, [&] {
+    auto status = client.run({"job", "status", id, "--address", address});
+    return contains(status.out, "SUCCEEDED");
+  }));
 }
 
 BOOST_AUTO_TEST_CASE(a_head_on_loopback_without_tls_asks_no_token) {

@@ -448,6 +448,11 @@ inline protocol::finish_job sample(type_tag<protocol::finish_job>,
   return {.job = job_id{4}};
 }
 
+inline protocol::watch_driver sample(type_tag<protocol::watch_driver>,
+                                     const caf::actor& a) {
+  return {.job = job_id{4}, .owner = a};
+}
+
 inline protocol::list_nodes sample(type_tag<protocol::list_nodes>,
                                    const caf::actor&) {
   return {.unused = 1};
@@ -932,6 +937,68 @@ inline protocol::task_events sample(type_tag<protocol::task_events>,
   failed.pid = 4123;
   failed.error = "the worker running task 'square' died";
   return {.events = {first, failed}, .dropped = 3};
+}
+
+inline protocol::submitted_job some_submitted_job() {
+  return {.id = "job-3f9a2c1b7e4d",
+          .name = "nightly",
+          .state = protocol::submitted_job_state::stopped,
+          .argv = {"./my_driver", "--rows", "1000000"},
+          .sha256 = std::string(64, 'a'),
+          .working_dir = "/srv/jobs",
+          .env_names = {"MODE"},
+          .submit_ms = 1795000000123,
+          .start_ms = 1795000000456,
+          .end_ms = 1795000009999,
+          .exit_code = -1,
+          .message = "was killed by signal 15 (SIGTERM)",
+          .supervisor_pid = 4100,
+          .supervisor_start = 123456789,
+          .driver_pid = 4101,
+          .stop_requested = true};
+}
+
+inline protocol::submit_job sample(type_tag<protocol::submit_job>,
+                                   const caf::actor&) {
+  return {.name = "nightly",
+          .argv = {"./my_driver", "--rows", "1000000"},
+          .sha256 = std::string(64, 'a'),
+          .size = 9000000,
+          .working_dir = "/srv/jobs",
+          .env = {"MODE=fast", "EMPTY="}};
+}
+
+inline protocol::get_submitted_jobs
+sample(type_tag<protocol::get_submitted_jobs>, const caf::actor&) {
+  return {.id = "job-3f9a2c1b7e4d"};
+}
+
+inline protocol::stop_submitted_job
+sample(type_tag<protocol::stop_submitted_job>, const caf::actor&) {
+  return {.id = "job-3f9a2c1b7e4d", .grace_ms = 2500};
+}
+
+inline protocol::submitted_jobs sample(type_tag<protocol::submitted_jobs>,
+                                       const caf::actor&) {
+  return {.jobs = {some_submitted_job(), {}},
+          .error = {errc::invalid_argument, "no job 'job-0'", "", ""}};
+}
+
+inline protocol::read_job_output sample(type_tag<protocol::read_job_output>,
+                                        const caf::actor&) {
+  return {.id = "job-3f9a2c1b7e4d",
+          .err = true,
+          .offset = 1 << 20,
+          .max_bytes = 1 << 20};
+}
+
+inline protocol::job_output sample(type_tag<protocol::job_output>,
+                                   const caf::actor&) {
+  return {.bytes = "line 1\nline 2\n",
+          .offset = 100,
+          .size = 114,
+          .ended = true,
+          .error = {}};
 }
 
 template <class T>

@@ -44,6 +44,9 @@ void add_logs_command(CLI::App& app, command_list& commands);
 /// `prism list`, `prism get` and `prism summary` (state_commands.cpp).
 void add_state_commands(CLI::App& app, command_list& commands);
 
+/// `prism job submit|status|logs|stop|list` (job_command.cpp).
+void add_job_command(CLI::App& app, command_list& commands);
+
 /// `prism cert init|issue` (cert_command.cpp).
 void add_cert_command(CLI::App& app, command_list& commands);
 

@@ -15,6 +15,7 @@
 
 #include "commands.hpp"
 #include "head_connection.hpp"
+#include "printing.hpp"
 #include "prism/detail/runtime.hpp"
 #include "prism/error.hpp"
 #include "prism/internal/state_query.hpp"
@@ -65,36 +66,6 @@ std::string one_line(std::string s) {
   return s;
 }
 
-/// Prints `rows` under `keys` in columns as wide as their widest cell.
-void print_table(std::ostream& out, const std::vector<std::string>& keys,
-                 const std::vector<std::vector<std::string>>& rows,
-                 const std::string& indent = "") {
-  std::vector<std::size_t> width;
-  for (const auto& k : keys)
-    width.push_back(k.size());
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i)
-      width[i] = std::max(width[i], r[i].size());
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string text = indent;
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      text += cells[i];
-      if (i + 1 < cells.size())
-        text += std::string(width[i] - cells[i].size() + 2, ' ');
-    }
-    out << text << "\n";
-  };
-  std::vector<std::string> header;
-  for (const auto& k : keys) {
-    std::string h = k;
-    std::transform(h.begin(), h.end(), h.begin(), ::toupper);
-    header.push_back(h);
-  }
-  line(header);
-  for (const auto& r : rows)
-    line(r);
-}
-
 /// A value as JSON: a number or a flag as one (null if empty), else text.
 json value_of(internal::value_type type, const std::string& v) {
   if (type == internal::value_type::text)
@@ -125,24 +96,6 @@ json object_of(state::kind k, const field_list& fields) {
         value_of(c == columns.end() ? internal::value_type::text : c->type, v);
   }
   return o;
-}
-
-/// Sends `reply`'s error on as the exception it names.
-template <class Reply>
-void check(const Reply& reply) {
-  if (reply.error.code != errc::ok)
-    detail::throw_error(reply.error);
-}
-
-/// Runs `body`, printing what it throws as one line; returns the status.
-template <class Body>
-int guarded(const char* command, Body&& body) {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    std::cerr << "prism " << command << ": " << e.what() << std::endl;
-    return 1;
-  }
 }
 
 /// The options every one of these commands takes: the head and the format.
