@@ -11,6 +11,7 @@
 #include <iterator>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -107,6 +108,7 @@ struct prepared {
   const char* exit_file = nullptr;
   const char* exit_partial = nullptr;
   const char* pid_file = nullptr;
+  const char* pid_partial = nullptr;
   int null_fd = -1;
   int out_fd = -1;
   int err_fd = -1;
@@ -166,6 +168,35 @@ void write_exit(const prepared& p, int status, bool stopped) {
   ::rename(p.exit_partial, p.exit_file);
 }
 
+/// Writes the supervisor's pid to its pid file (for `prism stop`, and for a
+/// head that died before it recorded the job as running).
+void write_pid_file(const prepared& p, pid_t pid) {
+  if (p.pid_file == nullptr)
+    return;
+  char text[32];
+  char* end = put_number(text, pid);
+  *end++ = '\n';
+  int fd =
+      ::open(p.pid_partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  write_fully_raw(fd, text, static_cast<std::size_t>(end - text));
+  ::close(fd);
+  ::rename(p.pid_partial, p.pid_file);
+}
+
+/// Whether the driver ended; it is left unreaped, so that its process
+/// group's id stays its own until the group is killed. Sets `lost` if it
+/// cannot be waited for.
+bool driver_ended(pid_t driver, bool& lost) {
+  siginfo_t info{};
+  int r = ::waitid(P_PID, static_cast<id_t>(driver), &info,
+                   WEXITED | WNOHANG | WNOWAIT);
+  if (r < 0 && errno != EINTR)
+    lost = true;
+  return lost || (r == 0 && info.si_pid == driver);
+}
+
 /// The supervisor: starts the driver, reports it, waits for it, ends it
 /// when asked, and writes how it ended.
 [[noreturn]] void supervise(const prepared& p) {
@@ -183,6 +214,12 @@ void write_exit(const prepared& p, int status, bool stopped) {
   ::sigaction(SIGCHLD, &dfl, nullptr);
   launch_report report;
   report.supervisor = ::getpid();
+  // First who supervises, so that a head that hears no more in time can
+  // end it (and the driver with it).
+  write_fully_raw(p.report_fd,
+                  reinterpret_cast<const char*>(&report.supervisor),
+                  sizeof(report.supervisor));
+  write_pid_file(p, report.supervisor);
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
     report.step = step_fork;
@@ -224,20 +261,16 @@ void write_exit(const prepared& p, int status, bool stopped) {
     ::_exit(1);
   bool stopping = false;
   bool killed = false;
+  bool lost = false;
   std::int64_t kill_at = 0;
-  int status = 0;
-  for (;;) {
-    pid_t r = ::waitpid(driver, &status, WNOHANG);
-    if (r == driver)
-      break;
-    if (r < 0 && errno != EINTR) {
-      status = unknown_status;
-      break;
-    }
+  while (!driver_ended(driver, lost)) {
     timespec tick{0, 100 * 1000 * 1000};
     siginfo_t info{};
     int sig = ::sigtimedwait(&waited, &info, &tick);
     if (sig > 0 && sig != SIGCHLD && !stopping && report.step == 0) {
+      // A driver that ended by itself meanwhile was not stopped.
+      if (driver_ended(driver, lost))
+        break;
       stopping = true;
       int grace =
           info.si_code == SI_QUEUE ? info.si_value.sival_int : default_grace_ms;
@@ -249,21 +282,25 @@ void write_exit(const prepared& p, int status, bool stopped) {
       ::kill(-driver, SIGKILL);
     }
   }
-  // What the driver left in its process group ends with it.
+  // What the driver left in its process group ends with it; the group's id
+  // is the driver's until the driver is reaped, after.
   ::kill(-driver, SIGKILL);
+  int status = unknown_status;
+  if (!lost)
+    while (::waitpid(driver, &status, 0) < 0 && errno == EINTR) {
+    }
   write_exit(p, status, stopping);
   if (p.pid_file != nullptr)
     ::unlink(p.pid_file);
   ::_exit(0);
 }
 
-/// Reads a `launch_report` from `fd` for at most `timeout_ms`; false if
-/// none came whole.
-bool read_report(int fd, launch_report& report, int timeout_ms) {
-  auto* at = reinterpret_cast<char*>(&report);
+/// Reads `size` bytes from `fd` into `data` until `deadline` (monotonic
+/// milliseconds); false if they did not all come.
+bool read_exactly(int fd, void* data, std::size_t size, std::int64_t deadline) {
+  auto* at = static_cast<char*>(data);
   std::size_t got = 0;
-  auto deadline = monotonic_ms_raw() + timeout_ms;
-  while (got < sizeof(report)) {
+  while (got < size) {
     auto left = deadline - monotonic_ms_raw();
     if (left <= 0)
       return false;
@@ -273,7 +310,7 @@ bool read_report(int fd, launch_report& report, int timeout_ms) {
       continue;
     if (ready <= 0)
       return false;
-    auto n = ::read(fd, at + got, sizeof(report) - got);
+    auto n = ::read(fd, at + got, size - got);
     if (n < 0 && errno == EINTR)
       continue;
     if (n <= 0)
@@ -312,7 +349,9 @@ job_launched launch_job(const job_launch& what) {
   auto exit_partial = exit_file + ".partial";
   p.exit_file = exit_file.c_str();
   p.exit_partial = exit_partial.c_str();
+  auto pid_partial = what.pid_file + ".partial";
   p.pid_file = what.pid_file.empty() ? nullptr : what.pid_file.c_str();
+  p.pid_partial = pid_partial.c_str();
   auto open_file = [](const std::string& path, int flags) {
     return ::open(path.c_str(), flags | O_CLOEXEC, 0644);
   };
@@ -353,7 +392,16 @@ job_launched launch_job(const job_launch& what) {
     ::dup2(p.out_fd, STDOUT_FILENO);
     ::dup2(p.err_fd, STDERR_FILENO);
     ::dup2(p.report_fd, 3);
-    ::close_range(4, ~0U, 0);
+    if (::close_range(4, ~0U, 0) != 0) {
+      // A kernel before 5.9, or a filter that refuses the call.
+      rlimit limit{};
+      int last = 65536;
+      if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
+          limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (1u << 20))
+        last = static_cast<int>(limit.rlim_cur);
+      for (int fd = 4; fd < last; ++fd)
+        ::close(fd);
+    }
     p.report_fd = 3;
     job_launching::supervise(p);
   }
@@ -363,10 +411,22 @@ job_launched launch_job(const job_launch& what) {
   while (::waitpid(middle, &middle_status, 0) < 0 && errno == EINTR) {
   }
   job_launching::launch_report report;
-  bool reported = job_launching::read_report(report_pipe[0], report, 10000);
+  auto deadline = job_launching::monotonic_ms_raw() + 10000;
+  pid_t supervisor = 0;
+  if (!job_launching::read_exactly(report_pipe[0], &supervisor,
+                                   sizeof(supervisor), deadline)) {
+    close_all();
+    result.error = "the job's supervisor ended before it started the driver";
+    return result;
+  }
+  bool reported = job_launching::read_exactly(report_pipe[0], &report,
+                                              sizeof(report), deadline);
   close_all();
   if (!reported) {
-    result.error = "the job's supervisor ended before it started the driver";
+    // Its driver dies with it.
+    ::kill(supervisor, SIGKILL);
+    result.error = "the job's supervisor did not start the driver within "
+                   "10 s; it was ended";
     return result;
   }
   result.supervisor = report.supervisor;

@@ -50,8 +50,8 @@ struct job_launch {
   std::vector<std::string> env;
   /// The directory it runs in.
   std::string working_dir;
-  /// A file to remove when the supervisor ends ("" none): its pid file in
-  /// the session, which `prism stop` reads.
+  /// The supervisor's pid file in the session ("" none), which `prism stop`
+  /// reads: written at its start, removed at its end.
   std::string pid_file;
 };
 

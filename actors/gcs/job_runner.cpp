@@ -77,6 +77,11 @@ struct job_runner_state {
   /// Jobs whose last change the control store did not take yet.
   std::set<std::string> unsaved;
   bool ticking = false;
+  /// The records are read, and requests answered.
+  bool ready = false;
+  /// Counts the attempts to read the records: answers to an earlier one
+  /// are ignored.
+  std::uint64_t load_round = 0;
 };
 
 using runner_actor = caf::stateful_actor<job_runner_state>;
@@ -104,6 +109,18 @@ std::string pid_file_of(const job_runner_state& st, const std::string& id) {
   if (st.cfg.session_dir.empty())
     return "";
   return st.cfg.session_dir + "/" + id + ".pid";
+}
+
+/// The live supervisor of job `id`, as its pid file names it; 0 if none.
+pid_t supervisor_of(const job_runner_state& st, const std::string& id) {
+  auto path = pid_file_of(st, id);
+  if (path.empty())
+    return 0;
+  std::ifstream in{path};
+  pid_t pid = 0;
+  if (!(in >> pid) || process_start_time(pid) == 0)
+    return 0;
+  return pid;
 }
 
 detail::error_info refusal(std::string text) {
@@ -168,18 +185,6 @@ void save(runner_actor* self, const submitted_job& job,
           });
 }
 
-void write_pid_file(const std::string& path, pid_t pid) {
-  if (path.empty())
-    return;
-  auto partial = path + ".partial";
-  {
-    std::ofstream out{partial, std::ios::trunc};
-    out << pid << '\n';
-  }
-  std::error_code ec;
-  fs::rename(partial, path, ec);
-}
-
 // -- how jobs end -------------------------------------------------------------
 
 void ensure_tick(runner_actor* self);
@@ -190,7 +195,8 @@ void finish(runner_actor* self, submitted_job& job,
   auto& st = self->state;
   job.end_ms = exit ? exit->end_ms : now_ms();
   if (!exit) {
-    job.state = submitted_job_state::failed;
+    job.state = job.stop_requested ? submitted_job_state::stopped
+                                   : submitted_job_state::failed;
     job.message = "its supervisor (pid " + std::to_string(job.supervisor_pid) +
                   ") ended and left no word of how the driver did";
   } else {
@@ -199,7 +205,9 @@ void finish(runner_actor* self, submitted_job& job,
     job.exit_code = exited ? WEXITSTATUS(exit->status) : -1;
     job.message = known ? describe_exit(exit->status)
                         : "ended; its supervisor could not learn how";
-    if (exit->stopped || job.stop_requested)
+    // Asked to stop, the driver may have ended by itself first: the
+    // supervisor knows which.
+    if (exit->stopped)
       job.state = submitted_job_state::stopped;
     else if (exited && job.exit_code == 0)
       job.state = submitted_job_state::succeeded;
@@ -222,18 +230,28 @@ void tick(runner_actor* self) {
   for (auto& [id, job] : st.jobs) {
     if (job.state != submitted_job_state::running)
       continue;
+    // A head that adopts orphans (a container's first process, a
+    // subreaper) is the parent of supervisors that outlived their head:
+    // it reaps them. Any other head has no such child, and this does
+    // nothing.
+    if (job.supervisor_pid > 0)
+      ::waitpid(job.supervisor_pid, nullptr, WNOHANG);
     auto files = files_of(st, id);
     if (auto exit = read_job_exit(files)) {
       finish(self, job, exit);
       continue;
     }
-    if (process_start_time(job.supervisor_pid) != job.supervisor_start)
+    if (job.supervisor_start == 0 ||
+        process_start_time(job.supervisor_pid) != job.supervisor_start)
       // Its last word may have landed just now.
       finish(self, job, read_job_exit(files));
   }
-  for (auto id : std::set<std::string>{st.unsaved})
+  for (auto id : std::set<std::string>{st.unsaved}) {
     if (auto i = st.jobs.find(id); i != st.jobs.end())
       save(self, i->second);
+    else
+      st.unsaved.erase(id); // a submission that was refused
+  }
   ensure_tick(self);
 }
 
@@ -342,7 +360,6 @@ void launch(runner_actor* self, submitted_job job,
   job.start_ms = now_ms();
   if (started.error.empty()) {
     job.state = submitted_job_state::running;
-    write_pid_file(pid_file_of(st, job.id), started.supervisor);
     st.log->info("job {} runs: driver pid {} ({}), supervisor pid {}", job.id,
                  job.driver_pid, job.argv.front(), job.supervisor_pid);
   } else {
@@ -553,6 +570,14 @@ void loaded(runner_actor* self) {
     if (job.state == submitted_job_state::pending) {
       if (auto exit = read_job_exit(files_of(st, id))) {
         finish(self, job, exit);
+      } else if (auto pid = supervisor_of(st, id); pid > 0) {
+        // The head died after the supervisor started, before it recorded
+        // the job as running.
+        job.state = submitted_job_state::running;
+        job.supervisor_pid = pid;
+        job.supervisor_start = process_start_time(pid);
+        job.start_ms = now_ms();
+        save(self, job);
       } else {
         job.state = submitted_job_state::failed;
         job.end_ms = now_ms();
@@ -564,6 +589,7 @@ void loaded(runner_actor* self) {
   }
   st.log->info("{} jobs on record, {} of them running", st.jobs.size(),
                running_jobs);
+  st.ready = true;
   install_default_handlers(self, st.log);
   self->become(running(self));
   ensure_tick(self);
@@ -572,7 +598,14 @@ void loaded(runner_actor* self) {
 /// Reads every job's record from the control store.
 void load(runner_actor* self) {
   auto& st = self->state;
-  auto retry = [self](caf::error& err) {
+  auto round = ++st.load_round;
+  // Whether an answer belongs to this attempt, and the records still wait.
+  auto current = [self, round] {
+    return !self->state.ready && self->state.load_round == round;
+  };
+  auto retry = [self, current](caf::error& err) {
+    if (!current())
+      return;
     self->state.log->warn("cannot read the jobs' records: {}; again in 1 s",
                           self->system().render(err));
     self->state.jobs.clear();
@@ -581,7 +614,9 @@ void load(runner_actor* self) {
   self->request(st.start.gcs, gcs_timeout,
                 protocol::kv_keys{submitted_jobs_namespace, ""})
       .then(
-          [self, retry](std::vector<std::string>& keys) {
+          [self, retry, current](std::vector<std::string>& keys) {
+            if (!current())
+              return;
             if (keys.empty()) {
               loaded(self);
               return;
@@ -592,7 +627,10 @@ void load(runner_actor* self) {
               self->request(self->state.start.gcs, gcs_timeout,
                             protocol::kv_get{submitted_jobs_namespace, key})
                   .then(
-                      [self, key, left, failed](protocol::kv_value& v) {
+                      [self, key, left, failed,
+                       current](protocol::kv_value& v) {
+                        if (!current())
+                          return;
                         auto job = decode(self->system(), v.value);
                         if (v.found && job && job->id == key)
                           self->state.jobs[key] = std::move(*job);

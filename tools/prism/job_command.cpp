@@ -295,7 +295,8 @@ int logs(const logs_cli& o) {
     check(part);
     std::cout << part.bytes << std::flush;
     offset = part.offset + part.bytes.size();
-    if (offset < part.size)
+    // More to read now (a read that got nothing asks again after a pause).
+    if (offset < part.size && !part.bytes.empty())
       continue;
     if (!o.follow || part.ended)
       return 0;
