@@ -117,9 +117,9 @@ cluster_process::start_head(const options& opts) {
     // to report back, as after a restart of the control store.
     auto first = opts.cfg.storage_path.empty() ? gcs_start::fresh_cluster
                                                : gcs_start::restart;
-    if (!opts.jobs_dir.empty())
-      p->jobs_ = spawn_job_runner(
-          *p->sys_, job_runner_config{opts.jobs_dir, opts.session_dir});
+    if (!opts.session_dir.empty())
+      p->jobs_ =
+          spawn_job_runner(*p->sys_, job_runner_config{opts.session_dir});
     p->control_ = start_control_store(*p->sys_, p->opts_.cfg, first,
                                       /*keep_programs=*/true, p->jobs_);
     p->endpoint_ = p->control_.endpoint;

@@ -64,10 +64,8 @@ public:
     /// provider's nodes log into `autoscaler_log_dir`.
     std::optional<internal::autoscaler_config> autoscaler;
     std::string autoscaler_log_dir;
-    /// Head: runs the jobs `prism job submit` hands it, each in a directory
-    /// of its own under `jobs_dir` (gcs/job_runner.hpp); empty: none.
-    std::string jobs_dir;
-    /// Head: where each job's supervisor gets a pid file, for `prism stop`.
+    /// Head: runs the jobs `prism job submit` hands it, with their files in
+    /// this session directory (gcs/job_runner.hpp); empty: none.
     std::string session_dir;
   };
 
@@ -131,7 +129,7 @@ private:
   caf::actor endpoint_;
   /// Head only: the door it publishes (`cluster_door.hpp`).
   caf::actor door_;
-  /// Head only, if `opts_.jobs_dir` is set: the job runner.
+  /// Head only, if `opts_.session_dir` is set: the job runner.
   caf::actor jobs_;
   /// Head only, if configured: the autoscaler.
   std::unique_ptr<autoscaler_service> autoscaler_;

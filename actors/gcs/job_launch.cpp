@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/processes.hpp"
+#include "common/write_fully.hpp"
 
 namespace prism::actors {
 
@@ -50,18 +51,6 @@ constexpr int unknown_status = -1;
 /// The grace between SIGTERM and SIGKILL when the supervisor is signalled
 /// without one (`prism stop`).
 constexpr int default_grace_ms = 5000;
-
-void write_fully_raw(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    auto n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
 
 /// Appends the decimal digits of `v` at `out`; returns the end.
 char* put_number(char* out, long long v) {
@@ -142,8 +131,7 @@ struct prepared {
     failure[0] = step_exec;
     failure[1] = errno;
   }
-  write_fully_raw(exec_fd, reinterpret_cast<const char*>(failure),
-                  sizeof(failure));
+  write_fully(exec_fd, reinterpret_cast<const char*>(failure), sizeof(failure));
   ::_exit(127);
 }
 
@@ -162,7 +150,7 @@ void write_exit(const prepared& p, int status, bool stopped) {
       ::open(p.exit_partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
-  write_fully_raw(fd, text, static_cast<std::size_t>(end - text));
+  write_fully(fd, text, static_cast<std::size_t>(end - text));
   ::fsync(fd);
   ::close(fd);
   ::rename(p.exit_partial, p.exit_file);
@@ -180,7 +168,7 @@ void write_pid_file(const prepared& p, pid_t pid) {
       ::open(p.pid_partial, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
-  write_fully_raw(fd, text, static_cast<std::size_t>(end - text));
+  write_fully(fd, text, static_cast<std::size_t>(end - text));
   ::close(fd);
   ::rename(p.pid_partial, p.pid_file);
 }
@@ -216,16 +204,15 @@ bool driver_ended(pid_t driver, bool& lost) {
   report.supervisor = ::getpid();
   // First who supervises, so that a head that hears no more in time can
   // end it (and the driver with it).
-  write_fully_raw(p.report_fd,
-                  reinterpret_cast<const char*>(&report.supervisor),
-                  sizeof(report.supervisor));
+  write_fully(p.report_fd, reinterpret_cast<const char*>(&report.supervisor),
+              sizeof(report.supervisor));
   write_pid_file(p, report.supervisor);
   int exec_pipe[2];
   if (::pipe2(exec_pipe, O_CLOEXEC) != 0) {
     report.step = step_fork;
     report.error = errno;
-    write_fully_raw(p.report_fd, reinterpret_cast<const char*>(&report),
-                    sizeof(report));
+    write_fully(p.report_fd, reinterpret_cast<const char*>(&report),
+                sizeof(report));
     ::_exit(1);
   }
   pid_t driver = ::fork();
@@ -254,8 +241,8 @@ bool driver_ended(pid_t driver, bool& lost) {
     }
   }
   ::close(exec_pipe[0]);
-  write_fully_raw(p.report_fd, reinterpret_cast<const char*>(&report),
-                  sizeof(report));
+  write_fully(p.report_fd, reinterpret_cast<const char*>(&report),
+              sizeof(report));
   ::close(p.report_fd);
   if (driver < 0)
     ::_exit(1);
@@ -345,7 +332,7 @@ job_launched launch_job(const job_launch& what) {
   p.argv = c_strings(argv);
   p.envp = c_strings(env);
   p.working_dir = what.working_dir.c_str();
-  auto exit_file = what.files.exit();
+  auto exit_file = what.files.exit_record();
   auto exit_partial = exit_file + ".partial";
   p.exit_file = exit_file.c_str();
   p.exit_partial = exit_partial.c_str();
@@ -438,7 +425,7 @@ job_launched launch_job(const job_launch& what) {
 }
 
 std::optional<job_exit> read_job_exit(const job_files& files) {
-  std::ifstream in{files.exit()};
+  std::ifstream in{files.exit_record()};
   std::string magic, status_word, stopped_word, end_word;
   job_exit result;
   int stopped = 0;

@@ -34,7 +34,7 @@ struct job_files {
     return dir + "/driver.err";
   }
   /// How the driver ended, once it did (see `read_job_exit`).
-  std::string exit() const {
+  std::string exit_record() const {
     return dir + "/exit";
   }
 };

@@ -24,6 +24,7 @@
 #include "common/program_file.hpp"
 #include "gcs/job_launch.hpp"
 #include "prism/error.hpp"
+#include "prism/internal/task_events.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/submitted_jobs.hpp"
 
@@ -87,9 +88,7 @@ struct job_runner_state {
 using runner_actor = caf::stateful_actor<job_runner_state>;
 
 std::int64_t now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return internal::unix_us_now() / 1000;
 }
 
 std::string new_job_id() {
@@ -102,21 +101,16 @@ std::string new_job_id() {
 }
 
 job_files files_of(const job_runner_state& st, const std::string& id) {
-  return {st.cfg.dir + "/" + id};
+  return {jobs_dir_of(st.cfg) + "/" + id};
 }
 
 std::string pid_file_of(const job_runner_state& st, const std::string& id) {
-  if (st.cfg.session_dir.empty())
-    return "";
   return st.cfg.session_dir + "/" + id + ".pid";
 }
 
 /// The live supervisor of job `id`, as its pid file names it; 0 if none.
 pid_t supervisor_of(const job_runner_state& st, const std::string& id) {
-  auto path = pid_file_of(st, id);
-  if (path.empty())
-    return 0;
-  std::ifstream in{path};
+  std::ifstream in{pid_file_of(st, id)};
   pid_t pid = 0;
   if (!(in >> pid) || process_start_time(pid) == 0)
     return 0;
@@ -217,8 +211,7 @@ void finish(runner_actor* self, submitted_job& job,
   st.log->info("job {} {}: its driver {}", job.id, to_string(job.state),
                job.message);
   std::error_code ec;
-  if (auto pid_file = pid_file_of(st, job.id); !pid_file.empty())
-    fs::remove(pid_file, ec);
+  fs::remove(pid_file_of(st, job.id), ec);
   save(self, job);
 }
 
@@ -299,7 +292,7 @@ std::string check_submission(const protocol::submit_job& msg) {
 std::string driver_program(const job_runner_state& st,
                            const std::string& sha256, std::uint64_t size,
                            std::string& error) {
-  auto dir = st.cfg.dir + "/programs";
+  auto dir = jobs_dir_of(st.cfg) + "/programs";
   auto path = dir + "/" + sha256;
   if (check_program_file(path, sha256, size).empty())
     return path;
@@ -672,10 +665,10 @@ caf::behavior job_runner(runner_actor* self, job_runner_config cfg) {
 
 caf::actor spawn_job_runner(caf::actor_system& sys, job_runner_config cfg) {
   std::error_code ec;
-  std::filesystem::create_directories(cfg.dir, ec);
+  std::filesystem::create_directories(jobs_dir_of(cfg), ec);
   if (ec)
     throw invalid_argument_error("cannot create the jobs' directory " +
-                                 cfg.dir + ": " + ec.message());
+                                 jobs_dir_of(cfg) + ": " + ec.message());
   return sys.spawn<caf::detached>(job_running::job_runner, std::move(cfg));
 }
 

@@ -19,13 +19,18 @@ namespace prism::actors {
 inline constexpr const char* submitted_jobs_namespace = "prism.jobs";
 
 struct job_runner_config {
-  /// Each job's directory is `<dir>/<id>` (its driver's stdout and stderr,
-  /// how it ended); the programs drivers run are in `<dir>/programs`.
-  std::string dir;
-  /// Where each job's supervisor gets a pid file (`job-<id>.pid`), so that
-  /// `prism stop` ends it with the cluster; "" for none.
+  /// The head's session directory. Each job's directory is
+  /// `<session>/jobs/<id>` (its driver's stdout and stderr, how it ended),
+  /// the programs drivers run are in `<session>/jobs/programs`, and each
+  /// job's supervisor has a pid file `<session>/job-<id>.pid`, so that
+  /// `prism stop` ends it with the cluster.
   std::string session_dir;
 };
+
+/// Where the jobs of `cfg` keep their files: `<session>/jobs`.
+inline std::string jobs_dir_of(const job_runner_config& cfg) {
+  return cfg.session_dir + "/jobs";
+}
 
 /// What a job runner needs once the head runs; it answers nothing before.
 struct job_runner_start {

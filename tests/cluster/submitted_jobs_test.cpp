@@ -14,6 +14,7 @@
 #include <boost/test/unit_test.hpp>
 #include <nlohmann/json.hpp>
 
+#include "gcs/job_launch.hpp"
 #include "prism_command.hpp"
 
 namespace submitted_jobs_test {
@@ -89,11 +90,7 @@ void touch(const std::string& path) {
 
 /// Whether process `pid` is gone (or a zombie).
 bool gone(int pid) {
-  std::ifstream in{"/proc/" + std::to_string(pid) + "/stat"};
-  std::string stat{std::istreambuf_iterator<char>{in}, {}};
-  auto close = stat.rfind(')');
-  return stat.empty() || (close != std::string::npos &&
-                          close + 2 < stat.size() && stat[close + 2] == 'Z');
+  return prism::actors::process_start_time(pid) == 0;
 }
 
 /// The number after `key=` in `text`; -1 if none.

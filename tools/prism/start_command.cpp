@@ -222,12 +222,10 @@ int run(const start_options& o, int ready_fd) {
     if (o.head && !po.token.empty())
       actors::write_token_file(actors::session_token_file(), po.token);
     has_token = o.head && !po.token.empty();
-    if (o.head) {
-      // Submitted jobs keep their files in the session: a head started
-      // again on this host finds them.
-      po.jobs_dir = s.dir() + "/jobs";
+    // Submitted jobs keep their files in the session: a head started
+    // again on this host finds them.
+    if (o.head)
       po.session_dir = s.dir();
-    }
     p = o.head ? cluster_process::start_head(po)
                : cluster_process::start_node(po);
   } catch (const std::exception& e) {

@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
     }
     std::fflush(stdout);
     std::fflush(stderr);
+    // Paces the rounds (a few a second fill the logs the tests read); no
+    // condition is awaited here.
     std::this_thread::sleep_for(std::chrono::milliseconds{100});
   }
   std::printf("driver: done\n");
