@@ -52,7 +52,7 @@ std::string duration_of(const task_attempt& a) {
 /// attempt says where and how it ran.
 std::string task_field(const task_table& table, const task_record& r,
                        std::size_t column) {
-  const auto& a = r.attempts.back();
+  const auto& a = r.latest;
   switch (column) {
   case 0:
     return r.id.hex();
@@ -85,7 +85,7 @@ std::string task_field(const task_table& table, const task_record& r,
 
 /// Every attempt of `r`, oldest first.
 void add_attempts(const task_record& r, state::entry& e) {
-  for (const auto& a : r.attempts)
+  r.each_attempt([&](const task_attempt& a) {
     e.history.push_back({{"attempt", std::to_string(a.attempt)},
                          {"state", upper_name(a.state)},
                          {"node_id", internal::hex_or_empty(a.node)},
@@ -95,6 +95,7 @@ void add_attempts(const task_record& r, state::entry& e) {
                          {"end_time", time_of(a.end_us)},
                          {"duration_ms", duration_of(a)},
                          {"error", a.error}});
+  });
 }
 
 protocol::state_page list_tasks(const task_table& table,

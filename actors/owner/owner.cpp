@@ -113,7 +113,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](protocol::put_object& msg) { return object_put(self, msg); },
       [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
-      [self](ship_events_atom) { ship_task_events(self); },
+      [self](look_atom) { look_at_tasks(self); },
       [self](find_home_atom, std::int64_t next_ms) {
         find_home(self, std::chrono::milliseconds{next_ms});
       },

@@ -45,7 +45,7 @@ namespace prism::actors::owner_internal {
 using lease_idle_atom = caf::atom_constant<caf::atom("leaseidle")>;
 using rebuild_atom = caf::atom_constant<caf::atom("rebuild")>;
 /// Time to send the task events recorded on.
-using ship_events_atom = caf::atom_constant<caf::atom("shipevents")>;
+using look_atom = caf::atom_constant<caf::atom("lookevents")>;
 /// Time for an owner whose raylet died to ask again for a new one; the
 /// number is the wait before the next ask, in milliseconds.
 using find_home_atom = caf::atom_constant<caf::atom("findhome")>;
@@ -164,14 +164,17 @@ struct adoption_state {
 /// What the owner learned of a task for its events (task_events.cpp).
 struct task_event_note {
   std::int64_t submit_us = 0;
-  /// Of the current attempt, once it runs.
+  /// Of the current attempt: when it was pushed to its worker, then as
+  /// the worker timed its run; the run's end, once reported.
   std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
   node_id node;
   worker_id worker;
   std::int32_t pid = 0;
   std::int32_t attempt = 0;
-  /// Changed since its last event: among the events' `dirty` tasks.
-  bool dirty = false;
+  /// The state its last event told, if `reported`.
+  internal::task_state last = internal::task_state::waiting_args;
+  bool reported = false;
   /// Its name went with an event already.
   bool named = false;
 };
@@ -266,15 +269,12 @@ struct lease_scheduling_state {
 
 struct task_events_state {
   internal::task_event_buffer buffer{100'000};
-  /// Tasks whose state changed since their last event; recorded as they
-  /// are when the batch goes (those that ended meanwhile were recorded).
-  std::vector<task_id> dirty;
-  /// How many of `dirty` have not ended: when none, the batch goes without
-  /// looking them up.
-  std::size_t dirty_alive = 0;
   /// The last name that went with an event of this batch.
   std::string last_name;
-  bool ship_scheduled = false;
+  /// A task changed state since the last look at the tasks in flight.
+  bool changed = false;
+  /// A look at the tasks in flight is due (`look_atom`).
+  bool look_scheduled = false;
 };
 
 struct owner_state {
@@ -406,13 +406,17 @@ void note_task_waiting(owner_actor* self, task_entry& t);
 /// Notes that `t` runs on `lease`'s worker.
 void note_task_running(owner_actor* self, task_entry& t,
                        const lease_entry& lease);
+/// Notes when the run of `t` that `done` reports began and ended, as its
+/// worker timed it.
+void note_run_reported(task_entry& t, const protocol::task_done& done);
 /// Records that the current attempt of `t` ended in `state` (finished or
 /// failed, with `error`).
 void note_attempt_ended(owner_actor* self, task_entry& t,
                         internal::task_state state,
                         const std::string& error = {});
-/// Sends the task events recorded since the last batch.
-void ship_task_events(owner_actor* self);
+/// Records every task in flight whose state changed since its last event,
+/// and sends the events recorded since the last batch.
+void look_at_tasks(owner_actor* self);
 /// The scheduling key of a task: tasks of one key share leases.
 std::string key_of(const internal::task_spec& spec);
 /// Changes the state of `t`; refuses (and logs) an impossible change.

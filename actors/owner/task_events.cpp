@@ -1,10 +1,13 @@
-// Task events at their owner. A task that changes state is marked; when
-// the batch goes (a second after the first change, or at once when it holds
-// a batch's worth) each marked task is recorded as it is then, and an
-// attempt that ends is recorded at once, with its times, where it ran and
-// its error. So a task that runs and ends between two batches costs one
-// event. Events wait in the owner's bounded buffer (a full buffer drops and
-// counts them) for the control store's task event store. Nothing here
+// Task events at their owner, made so that recording costs a running task
+// little: a task that runs and ends between two looks at the tasks in
+// flight takes one event, made when its attempt ends, with the times its
+// worker took of its run. Submission and the push to a worker take the
+// clock's last tick (cheap, a few ms coarse) for a task still in flight.
+// A second after a task changes state the owner looks at every task in
+// flight and records those whose state changed since their last event.
+// Events wait in the owner's bounded buffer (a full buffer drops and
+// counts them) for the control store's task event store, sent a second
+// after the first or at once when a batch's worth ended. Nothing here
 // waits for an answer.
 
 #include "owner/task_events.hpp"
@@ -47,14 +50,10 @@ namespace prism::actors::owner_internal {
 
 namespace {
 
-/// How long the first event of a batch waits for more.
-constexpr auto ship_delay = std::chrono::seconds{1};
-/// A batch that holds this many goes at once.
+/// How long a task's change waits for the look at the tasks in flight.
+constexpr auto look_delay = std::chrono::seconds{1};
+/// A batch that holds this many ended attempts goes at once.
 constexpr std::size_t batch_events = 10'000;
-
-} // namespace
-
-namespace {
 
 bool recorded(const task_entry& t) {
   // Actor calls are not recorded yet; one whose arguments this owner
@@ -85,26 +84,33 @@ internal::task_event event_of(task_events_state& ev, task_entry& t,
     e.job = t.spec.job;
     t.note.named = true;
   }
+  t.note.last = state;
+  t.note.reported = true;
   return e;
 }
 
-void schedule_ship(owner_actor* self) {
+void send_batch(owner_actor* self) {
   auto& ev = self->state.events;
-  if (ev.buffer.size() + ev.dirty_alive >= batch_events) {
-    ship_task_events(self);
-  } else if (!ev.ship_scheduled) {
-    ev.ship_scheduled = true;
-    self->delayed_send(self, ship_delay, ship_events_atom::value);
+  auto [events, dropped] = ev.buffer.take();
+  // A batch starts without a name before it.
+  ev.last_name.clear();
+  if (events.empty() && dropped == 0)
+    return;
+  self->send(self->state.cfg.gcs,
+             protocol::task_events{std::move(events), dropped});
+}
+
+void schedule_look(owner_actor* self) {
+  auto& ev = self->state.events;
+  if (!ev.look_scheduled) {
+    ev.look_scheduled = true;
+    self->delayed_send(self, look_delay, look_atom::value);
   }
 }
 
-void mark_dirty(owner_actor* self, task_entry& t) {
-  if (!t.note.dirty) {
-    t.note.dirty = true;
-    self->state.events.dirty.push_back(t.spec.id);
-    ++self->state.events.dirty_alive;
-  }
-  schedule_ship(self);
+void changed(owner_actor* self) {
+  self->state.events.changed = true;
+  schedule_look(self);
 }
 
 } // namespace
@@ -113,27 +119,35 @@ void note_task_waiting(owner_actor* self, task_entry& t) {
   if (!recorded(t))
     return;
   if (t.note.submit_us == 0)
-    t.note.submit_us = internal::unix_us_now();
+    t.note.submit_us = internal::unix_us_coarse();
   if (t.note.attempt != t.spec.attempt) {
     // A retry: where the last attempt ran is in its event already.
     t.note.attempt = t.spec.attempt;
     t.note.start_us = 0;
+    t.note.end_us = 0;
     t.note.node = {};
     t.note.worker = {};
     t.note.pid = 0;
   }
-  mark_dirty(self, t);
+  changed(self);
 }
 
 void note_task_running(owner_actor* self, task_entry& t,
                        const lease_entry& lease) {
   if (!recorded(t))
     return;
-  t.note.start_us = internal::unix_us_now();
+  t.note.start_us = internal::unix_us_coarse();
   t.note.node = lease.node;
   t.note.worker = lease.worker;
   t.note.pid = lease.pid;
-  mark_dirty(self, t);
+  changed(self);
+}
+
+void note_run_reported(task_entry& t, const protocol::task_done& done) {
+  if (done.start_us == 0 || !recorded(t))
+    return;
+  t.note.start_us = done.start_us;
+  t.note.end_us = done.start_us + done.run_ns / 1000;
 }
 
 void note_attempt_ended(owner_actor* self, task_entry& t,
@@ -142,38 +156,27 @@ void note_attempt_ended(owner_actor* self, task_entry& t,
     return;
   auto& ev = self->state.events;
   auto e = event_of(ev, t, state);
-  e.end_us = internal::unix_us_now();
+  // A run its worker timed ended then; any other end (its worker lost,
+  // its arguments failed) is now.
+  e.end_us = t.note.end_us != 0 ? t.note.end_us : internal::unix_us_now();
   e.error = error;
-  // Its end says all: the batch needs no event of its state before.
-  if (t.note.dirty) {
-    t.note.dirty = false;
-    --self->state.events.dirty_alive;
-  }
   ev.buffer.add(std::move(e));
-  schedule_ship(self);
+  if (ev.buffer.size() >= batch_events)
+    send_batch(self);
+  else
+    schedule_look(self);
 }
 
-void ship_task_events(owner_actor* self) {
+void look_at_tasks(owner_actor* self) {
   auto& ev = self->state.events;
-  ev.ship_scheduled = false;
-  auto& tasks = self->state.tasks.entries;
-  for (std::size_t i = 0; i < ev.dirty.size() && ev.dirty_alive > 0; ++i) {
-    auto t = tasks.find(ev.dirty[i]);
-    if (t == tasks.end() || !t->second.note.dirty)
-      continue;
-    t->second.note.dirty = false;
-    --ev.dirty_alive;
-    ev.buffer.add(event_of(ev, t->second, t->second.state));
+  ev.look_scheduled = false;
+  if (ev.changed) {
+    ev.changed = false;
+    for (auto& [id, t] : self->state.tasks.entries)
+      if ((!t.note.reported || t.note.last != t.state) && recorded(t))
+        ev.buffer.add(event_of(ev, t, t.state));
   }
-  ev.dirty.clear();
-  ev.dirty_alive = 0;
-  auto [events, dropped] = ev.buffer.take();
-  // A batch starts without a name before it.
-  ev.last_name.clear();
-  if (events.empty() && dropped == 0)
-    return;
-  self->send(self->state.cfg.gcs,
-             protocol::task_events{std::move(events), dropped});
+  send_batch(self);
 }
 
 } // namespace prism::actors::owner_internal

@@ -295,6 +295,7 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
   auto key = t->second.key;
   auto* lease = run_ended_on_lease(self, d.lease_id, d.task, key, d.run_ns);
   t->second.lease_id = 0;
+  note_run_reported(t->second, d);
   if (d.ok) {
     finish_task(self, d);
   } else {

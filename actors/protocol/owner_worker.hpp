@@ -36,6 +36,9 @@ struct task_done {
   detail::error_info error;
   /// Time the function ran, for the owner's pipelining decisions.
   std::int64_t run_ns = 0;
+  /// When the run began, in microseconds since the Unix epoch by the
+  /// worker's clock: the task's events tell it.
+  std::int64_t start_us = 0;
   /// Set when the result is large: the node whose object store keeps it
   /// (`result` is then empty), that node's raylet, and its contact.
   node_id stored_at;
@@ -46,7 +49,7 @@ struct task_done {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_done& x) {
   return f(x.task, x.attempt, x.lease_id, static_cast<unique_id&>(x.worker),
-           x.ok, x.result, x.error, x.run_ns,
+           x.ok, x.result, x.error, x.run_ns, x.start_us,
            static_cast<unique_id&>(x.stored_at), x.store, x.store_contact);
 }
 

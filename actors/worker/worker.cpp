@@ -13,6 +13,7 @@
 #include "common/user_errors.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
+#include "prism/internal/task_events.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_worker.hpp"
@@ -97,6 +98,7 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   done.attempt = spec.attempt;
   done.lease_id = msg.lease_id;
   done.worker = st.cfg.id;
+  done.start_us = internal::unix_us_now();
   auto start = std::chrono::steady_clock::now();
   call_function(self, spec, done);
   done.run_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(

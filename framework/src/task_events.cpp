@@ -1,6 +1,7 @@
 #include "prism/internal/task_events.hpp"
 
 #include <chrono>
+#include <ctime>
 
 namespace prism::internal {
 
@@ -10,21 +11,40 @@ std::int64_t unix_us_now() noexcept {
       .count();
 }
 
+std::int64_t unix_us_coarse() noexcept {
+  timespec ts{};
+  if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0)
+    return unix_us_now();
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000 + ts.tv_nsec / 1000;
+}
+
 namespace {
 
 /// The attempt `n` of `r`, made in state `s` if it is new; attempts stay
-/// in order.
-task_attempt& attempt_of(task_record& r, std::int32_t n, task_state s) {
-  for (auto i = r.attempts.rbegin(); i != r.attempts.rend(); ++i)
+/// in order. A new record's `latest` is its first attempt.
+task_attempt& attempt_of(task_record& r, std::int32_t n, task_state s,
+                         bool new_record) {
+  auto& latest = r.latest;
+  if (new_record || n > latest.attempt) {
+    if (!new_record)
+      r.earlier.push_back(std::move(latest));
+    latest = task_attempt{};
+    latest.attempt = n;
+    latest.state = s;
+    return latest;
+  }
+  if (n == latest.attempt)
+    return latest;
+  for (auto i = r.earlier.rbegin(); i != r.earlier.rend(); ++i)
     if (i->attempt == n)
       return *i;
   task_attempt a;
   a.attempt = n;
   a.state = s;
-  auto at = r.attempts.begin();
-  while (at != r.attempts.end() && at->attempt < n)
+  auto at = r.earlier.begin();
+  while (at != r.earlier.end() && at->attempt < n)
     ++at;
-  return *r.attempts.insert(at, a);
+  return *r.earlier.insert(at, std::move(a));
 }
 
 /// How far along its life state `s` is. An attempt's state only moves
@@ -45,15 +65,110 @@ int life_rank(task_state s) noexcept {
   return 0;
 }
 
+/// The finalizer of MurmurHash3: every bit of `h` moves every bit of the
+/// result, so the low bits index well whatever ids look like.
+std::uint64_t mixed(std::uint64_t h) noexcept {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 33;
+  return h;
+}
+
 } // namespace
 
-void task_table::apply(const task_event& e) {
-  auto [it, made] = records_.try_emplace(e.task);
-  auto& r = it->second;
-  if (made) {
-    r.id = e.task;
-    order_.push_back(e.task);
+task_table::task_table(std::size_t max_tasks)
+    : max_tasks_(std::min<std::size_t>(max_tasks, 0xffffffffu)) {}
+
+std::uint32_t task_table::tag_of(const task_id& id) noexcept {
+  auto h = mixed(id.submitter.hi ^ mixed(id.submitter.lo ^ mixed(id.seq)));
+  auto tag = static_cast<std::uint32_t>(h);
+  return tag == 0 ? 1 : tag;
+}
+
+std::size_t task_table::slot_of(const task_id& id,
+                                std::uint32_t tag) const noexcept {
+  if (index_.empty())
+    return no_pos;
+  auto mask = index_.size() - 1;
+  for (auto i = tag & mask;; i = (i + 1) & mask) {
+    const auto& s = index_[i];
+    if (s.tag == 0)
+      return no_pos;
+    if (s.tag == tag && at(s.pos).id == id)
+      return i;
   }
+}
+
+void task_table::index(std::uint32_t tag, std::size_t pos) noexcept {
+  auto mask = index_.size() - 1;
+  auto i = tag & mask;
+  while (index_[i].tag != 0)
+    i = (i + 1) & mask;
+  index_[i] = slot{tag, static_cast<std::uint32_t>(pos)};
+}
+
+void task_table::unindex(std::size_t hole) noexcept {
+  // Linear probing without tombstones: each slot after the hole that
+  // would still be found from its home moves into it.
+  auto mask = index_.size() - 1;
+  for (auto j = (hole + 1) & mask; index_[j].tag != 0; j = (j + 1) & mask) {
+    auto home = index_[j].tag & mask;
+    bool passes_hole =
+        hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+    if (passes_hole) {
+      index_[hole] = index_[j];
+      hole = j;
+    }
+  }
+  index_[hole] = slot{};
+}
+
+void task_table::grow_index() {
+  auto old = std::move(index_);
+  index_.assign(std::max<std::size_t>(1024, old.size() * 2), slot{});
+  for (const auto& s : old)
+    if (s.tag != 0)
+      index(s.tag, s.pos);
+}
+
+std::size_t task_table::make_record(const task_id& id, std::uint32_t tag) {
+  if (max_tasks_ == 0) {
+    ++forgotten_;
+    return no_pos;
+  }
+  std::size_t pos;
+  if (size_ < max_tasks_) {
+    pos = size_++;
+    if ((pos >> chunk_bits) == chunks_.size())
+      chunks_.push_back(std::make_unique<task_record[]>(
+          std::min(chunk_size, max_tasks_ - pos)));
+    if (size_ * 2 > index_.size())
+      grow_index();
+  } else {
+    // Full: the oldest record makes room.
+    pos = oldest_;
+    auto& old = at(pos);
+    if (auto s = slot_of(old.id, tag_of(old.id)); s != no_pos)
+      unindex(s);
+    old = task_record{};
+    oldest_ = (oldest_ + 1) % max_tasks_;
+    ++forgotten_;
+  }
+  index(tag, pos);
+  at(pos).id = id;
+  return pos;
+}
+
+void task_table::apply(const task_event& e) {
+  auto tag = tag_of(e.task);
+  auto slot = slot_of(e.task, tag);
+  bool made = slot == no_pos;
+  auto pos = made ? make_record(e.task, tag) : index_[slot].pos;
+  if (pos == no_pos)
+    return;
+  auto& r = at(pos);
   if (!e.name.empty()) {
     r.name = batch_name_ = name_index(e.name);
     r.job = e.job;
@@ -63,7 +178,7 @@ void task_table::apply(const task_event& e) {
   }
   if (e.submit_us != 0 && (r.submit_us == 0 || e.submit_us < r.submit_us))
     r.submit_us = e.submit_us;
-  auto& a = attempt_of(r, e.attempt, e.state);
+  auto& a = attempt_of(r, e.attempt, e.state, made);
   if (life_rank(e.state) >= life_rank(a.state))
     a.state = e.state;
   if (e.start_us != 0) {
@@ -74,19 +189,15 @@ void task_table::apply(const task_event& e) {
   }
   if (e.end_us != 0) {
     a.end_us = e.end_us;
-    a.error = e.error;
+    if (!e.error.empty() || !a.error.empty())
+      a.error = e.error;
   }
-  r.state = r.attempts.back().state;
-  if (made && records_.size() > max_tasks_) {
-    records_.erase(order_.front());
-    order_.pop_front();
-    ++forgotten_;
-  }
+  r.state = r.latest.state;
 }
 
 const task_record* task_table::find(const task_id& id) const {
-  auto i = records_.find(id);
-  return i == records_.end() ? nullptr : &i->second;
+  auto slot = slot_of(id, tag_of(id));
+  return slot == no_pos ? nullptr : &at(index_[slot].pos);
 }
 
 std::uint32_t task_table::name_index(const std::string& name) {

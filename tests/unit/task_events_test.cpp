@@ -3,6 +3,11 @@
 // events into its record and attempts, whatever their order, within its
 // bound.
 
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <random>
+
 #include <boost/test/unit_test.hpp>
 
 #include "prism/internal/task_events.hpp"
@@ -68,10 +73,10 @@ BOOST_AUTO_TEST_CASE(a_tasks_events_make_one_record_with_its_times) {
   BOOST_TEST(r->job.value == 3u);
   BOOST_TEST((r->state == task_state::finished));
   BOOST_TEST(r->submit_us == 1000);
-  BOOST_REQUIRE(r->attempts.size() == 1u);
-  BOOST_TEST(r->attempts[0].start_us == 2000);
-  BOOST_TEST(r->attempts[0].end_us == 5000);
-  BOOST_TEST(r->attempts[0].pid == 4123);
+  BOOST_REQUIRE(r->attempt_count() == 1u);
+  BOOST_TEST(r->latest.start_us == 2000);
+  BOOST_TEST(r->latest.end_us == 5000);
+  BOOST_TEST(r->latest.pid == 4123);
 }
 
 BOOST_AUTO_TEST_CASE(a_retry_keeps_each_attempt_with_its_error) {
@@ -84,10 +89,10 @@ BOOST_AUTO_TEST_CASE(a_retry_keeps_each_attempt_with_its_error) {
   t.apply(event(1, 1, task_state::queued, 4));
   t.apply(event(1, 1, task_state::running, 5));
   const auto* r = t.find(some_task(1));
-  BOOST_REQUIRE(r->attempts.size() == 2u);
-  BOOST_TEST((r->attempts[0].state == task_state::failed));
-  BOOST_TEST(r->attempts[0].error == "its worker died");
-  BOOST_TEST((r->attempts[1].state == task_state::running));
+  BOOST_REQUIRE(r->attempt_count() == 2u);
+  BOOST_TEST((r->earlier[0].state == task_state::failed));
+  BOOST_TEST(r->earlier[0].error == "its worker died");
+  BOOST_TEST((r->latest.state == task_state::running));
   BOOST_TEST((r->state == task_state::running));
 }
 
@@ -104,9 +109,9 @@ BOOST_AUTO_TEST_CASE(one_event_can_tell_a_whole_attempt) {
   BOOST_REQUIRE(r != nullptr);
   BOOST_TEST(t.name_of(*r) == "square");
   BOOST_TEST(r->submit_us == 10);
-  BOOST_TEST(r->attempts[0].start_us == 20);
-  BOOST_TEST(r->attempts[0].end_us == 90);
-  BOOST_TEST(r->attempts[0].pid == 7);
+  BOOST_TEST(r->latest.start_us == 20);
+  BOOST_TEST(r->latest.end_us == 90);
+  BOOST_TEST(r->latest.pid == 7);
   BOOST_TEST((r->state == task_state::finished));
 }
 
@@ -134,7 +139,21 @@ BOOST_AUTO_TEST_CASE(a_late_event_never_moves_an_attempt_back) {
   const auto* r = t.find(some_task(1));
   BOOST_TEST((r->state == task_state::finished));
   BOOST_TEST(r->submit_us == 2);
-  BOOST_TEST(r->attempts[0].start_us == 5);
+  BOOST_TEST(r->latest.start_us == 5);
+}
+
+BOOST_AUTO_TEST_CASE(an_attempt_told_late_takes_its_place_among_the_others) {
+  task_table t{10};
+  t.apply(event(1, 2, task_state::running, 30));
+  t.apply(event(1, 0, task_state::failed, 10));
+  t.apply(event(1, 1, task_state::failed, 20));
+  const auto* r = t.find(some_task(1));
+  BOOST_REQUIRE(r->attempt_count() == 3u);
+  std::vector<std::int32_t> order;
+  r->each_attempt([&](const auto& a) { order.push_back(a.attempt); });
+  BOOST_TEST((order == std::vector<std::int32_t>{0, 1, 2}));
+  BOOST_TEST((r->state == task_state::running));
+  BOOST_TEST(r->earlier[1].end_us == 20);
 }
 
 BOOST_AUTO_TEST_CASE(past_its_bound_the_first_tasks_are_forgotten_and_counted) {
@@ -151,6 +170,68 @@ BOOST_AUTO_TEST_CASE(past_its_bound_the_first_tasks_are_forgotten_and_counted) {
   t.apply(event(3, 0, task_state::running, 9));
   BOOST_TEST(t.size() == 3u);
   BOOST_TEST(t.forgotten() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(
+    the_table_finds_what_a_plain_map_keeps_as_tasks_come_and_go) {
+  // Tasks of several submitters, their events in random order, most new,
+  // some again for a task kept or forgotten; the oldest made is forgotten
+  // first. The table and a map kept beside it agree after every event.
+  constexpr std::size_t bound = 3'000;
+  task_table t{bound};
+  std::map<task_id, std::int64_t> kept; // task -> its latest end time
+  std::deque<task_id> made;
+  std::mt19937_64 rng{42};
+  std::uint64_t forgotten = 0;
+  for (std::int64_t i = 1; i <= 40'000; ++i) {
+    task_id id{worker_id{unique_id{rng() % 5 + 1, 7}}, rng() % 20'000};
+    auto e = event(0, 0, task_state::finished, i);
+    e.task = id;
+    t.apply(e);
+    if (kept.emplace(id, i).second) {
+      made.push_back(id);
+      if (kept.size() > bound) {
+        kept.erase(made.front());
+        made.pop_front();
+        ++forgotten;
+      }
+    } else {
+      kept[id] = i;
+    }
+    if (i % 997 == 0) {
+      BOOST_REQUIRE(t.size() == kept.size());
+      for (const auto& [k, end] : kept) {
+        const auto* r = t.find(k);
+        BOOST_REQUIRE(r != nullptr);
+        BOOST_REQUIRE(r->latest.end_us == end);
+      }
+      for (std::uint64_t probe = 0; probe < 200; ++probe) {
+        task_id other{worker_id{unique_id{rng() % 5 + 1, 7}}, rng() % 20'000};
+        BOOST_REQUIRE((t.find(other) != nullptr) == (kept.count(other) > 0));
+      }
+    }
+  }
+  BOOST_TEST(t.forgotten() == forgotten);
+  std::size_t seen = 0;
+  std::int64_t last_made = 0;
+  bool oldest_first = true;
+  t.each([&](const auto& r) {
+    ++seen;
+    // Records made later come later: compare by when each was made.
+    auto at = std::find(made.begin(), made.end(), r.id) - made.begin();
+    oldest_first = oldest_first && at >= last_made;
+    last_made = at;
+  });
+  BOOST_TEST(seen == kept.size());
+  BOOST_TEST(oldest_first);
+}
+
+BOOST_AUTO_TEST_CASE(a_table_that_keeps_nothing_counts_every_task_forgotten) {
+  task_table t{0};
+  t.apply(event(1, 0, task_state::queued, 1));
+  BOOST_TEST(t.size() == 0u);
+  BOOST_TEST(t.forgotten() == 1u);
+  BOOST_TEST(t.find(some_task(1)) == nullptr);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -53,6 +53,10 @@ typename Inspector::result_type inspect(Inspector& f, task_event& x) {
 
 /// Microseconds since the Unix epoch, now.
 std::int64_t unix_us_now() noexcept;
+
+/// Microseconds since the Unix epoch at the clock's last tick: up to a few
+/// milliseconds behind `unix_us_now`, and a third of its cost.
+std::int64_t unix_us_coarse() noexcept;
 
 /// The events one process records until it sends them on: at most
 /// `capacity`; past it, events are dropped and counted.
@@ -108,18 +112,38 @@ struct task_record {
   task_id id;
   /// Index into the table's names; past them while it has none.
   std::uint32_t name = 0xffffffff;
-  job_id job;
   task_state state = task_state::waiting_args;
+  job_id job;
   std::int64_t submit_us = 0;
-  /// Oldest first; the last is the latest.
-  std::vector<task_attempt> attempts;
+  /// The attempt with the highest number.
+  task_attempt latest;
+  /// The attempts before `latest`, oldest first: empty unless it was
+  /// retried, as most tasks never are.
+  std::vector<task_attempt> earlier;
+
+  /// Calls `f(attempt)` for each attempt, oldest first.
+  template <class F>
+  void each_attempt(F&& f) const {
+    for (const auto& a : earlier)
+      f(a);
+    f(latest);
+  }
+
+  std::size_t attempt_count() const noexcept {
+    return earlier.size() + 1;
+  }
 };
 
 /// The tasks of the cluster as their events told them: at most
 /// `max_tasks`; past it the task recorded first is forgotten, and counted.
+///
+/// Records sit in a ring in the order they were made, so forgetting the
+/// oldest is overwriting it, and an open-addressing index finds a task's
+/// record: one event costs a probe of a compact array and the record it
+/// changes, and no allocation unless it carries a new name or an error.
 class task_table {
 public:
-  explicit task_table(std::size_t max_tasks) : max_tasks_(max_tasks) {}
+  explicit task_table(std::size_t max_tasks);
 
   /// Applies `e` to its task's record, making the record if it is new.
   /// A new task's event without a name has the name of the last event of
@@ -149,7 +173,7 @@ public:
   }
 
   std::size_t size() const noexcept {
-    return records_.size();
+    return size_;
   }
 
   /// The name of `r`'s function; empty while no event named it.
@@ -160,24 +184,60 @@ public:
 
   const task_record* find(const task_id& id) const;
 
-  /// Calls `f(record)` for every task.
+  /// Calls `f(record)` for every task, the oldest first.
   template <class F>
   void each(F&& f) const {
-    for (const auto& [id, r] : records_)
-      f(r);
+    for (std::size_t i = 0; i < size_; ++i)
+      f(at((oldest_ + i) % size_));
   }
 
 private:
+  /// A slot of the index: the low 32 bits of its task's hash (0 never
+  /// stands for a task: see `tag_of`) and where its record is.
+  struct slot {
+    std::uint32_t tag = 0;
+    std::uint32_t pos = 0;
+  };
+
+  static constexpr std::uint32_t no_name = 0xffffffff;
+  static constexpr std::size_t no_pos = static_cast<std::size_t>(-1);
+  /// Records per chunk of the ring; chunks never move.
+  static constexpr std::size_t chunk_bits = 12;
+  static constexpr std::size_t chunk_size = std::size_t{1} << chunk_bits;
+
+  static std::uint32_t tag_of(const task_id& id) noexcept;
+
+  task_record& at(std::size_t pos) noexcept {
+    return chunks_[pos >> chunk_bits][pos & (chunk_size - 1)];
+  }
+
+  const task_record& at(std::size_t pos) const noexcept {
+    return chunks_[pos >> chunk_bits][pos & (chunk_size - 1)];
+  }
+
+  /// The slot of `id`'s record, or `no_pos`.
+  std::size_t slot_of(const task_id& id, std::uint32_t tag) const noexcept;
+
+  /// A record for new task `id`, forgetting the oldest if the table is
+  /// full; `no_pos` if it keeps none.
+  std::size_t make_record(const task_id& id, std::uint32_t tag);
+
+  void index(std::uint32_t tag, std::size_t pos) noexcept;
+  void unindex(std::size_t slot) noexcept;
+  void grow_index();
+
   std::uint32_t name_index(const std::string& name);
 
   std::size_t max_tasks_;
-  std::unordered_map<task_id, task_record> records_;
-  /// Tasks in the order they were first recorded.
-  std::deque<task_id> order_;
+  std::vector<std::unique_ptr<task_record[]>> chunks_;
+  std::size_t size_ = 0;
+  /// Where the oldest record is, once the ring is full.
+  std::size_t oldest_ = 0;
+  /// A power of two in size, at most half full.
+  std::vector<slot> index_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::uint32_t> name_indices_;
   std::uint32_t last_name_ = 0;
-  static constexpr std::uint32_t no_name = 0xffffffff;
   /// The name of the last event of the batch being applied that had one.
   std::uint32_t batch_name_ = no_name;
   std::uint64_t dropped_ = 0;
