@@ -157,6 +157,13 @@ std::string encode(const actor_record& r) {
   to_pb(r.node, m.mutable_node_id());
   to_pb(r.owner, m.mutable_owner());
   m.set_creation_spec(r.creation_spec);
+  for (const auto& x : r.restarts) {
+    auto* note = m.add_restarts();
+    note->set_restart(x.restart);
+    note->set_unix_ms(x.unix_ms);
+    to_pb(x.node, note->mutable_node_id());
+    note->set_cause(x.cause);
+  }
   return serialize(m);
 }
 
@@ -210,6 +217,10 @@ decoded decode(std::string_view bytes, actor_record& out, std::string& why) {
   out.node = from_pb<node_id>(m.node_id());
   out.owner = from_pb<worker_id>(m.owner());
   out.creation_spec = m.creation_spec();
+  out.restarts.clear();
+  for (const auto& x : m.restarts())
+    out.restarts.push_back(restart_record{
+        x.restart(), x.unix_ms(), from_pb<node_id>(x.node_id()), x.cause()});
   switch (m.state()) {
   case pb::ACTOR_STATE_PENDING:
     out.state = actor_state::pending;

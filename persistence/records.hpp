@@ -60,6 +60,19 @@ enum class death_kind : std::uint8_t {
   lost,
 };
 
+/// One restart of an actor: the instance it replaced was lost.
+struct restart_record {
+  /// Which restart it was (1 for the first).
+  std::int32_t restart = 0;
+  std::int64_t unix_ms = 0;
+  /// Where the lost instance ran.
+  node_id node;
+  std::string cause;
+
+  friend bool operator==(const restart_record&,
+                         const restart_record&) = default;
+};
+
 /// Table `actors`: one actor for its whole life, with what it takes to
 /// re-create it.
 struct actor_record {
@@ -81,6 +94,8 @@ struct actor_record {
   worker_id owner;
   /// Opaque bytes the actors layer serializes; enough to re-create the actor.
   std::string creation_spec;
+  /// Its last restarts, oldest first.
+  std::vector<restart_record> restarts;
 
   friend bool operator==(const actor_record&, const actor_record&) = default;
 };

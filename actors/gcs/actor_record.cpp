@@ -101,6 +101,7 @@ persistence::actor_record record_of(const actor_entry& a) {
   r.node = a.node;
   r.owner = a.spec.owner;
   r.creation_spec = a.spec_bytes;
+  r.restarts.assign(a.restarts.begin(), a.restarts.end());
   return r;
 }
 

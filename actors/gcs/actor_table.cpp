@@ -36,7 +36,9 @@ protocol::actor_update update_of(const actor_entry& a) {
                                 a.spec.max_task_retries,
                                 a.death_kind,
                                 a.death_cause,
-                                a.host_contact};
+                                a.host_contact,
+                                a.node,
+                                a.pid};
 }
 
 protocol::actor_update unknown_actor_update(const actor_id& id) {

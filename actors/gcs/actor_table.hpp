@@ -22,6 +22,7 @@
 #include "prism/internal/actor_spec.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/raylet_gcs.hpp"
+#include "records.hpp"
 
 namespace prism::actors::gcs_detail {
 
@@ -31,15 +32,8 @@ using internal::actor_state;
 using forget_atom = caf::atom_constant<caf::atom("forget")>;
 
 /// One restart of an actor, for `prism get actor`: the instance it
-/// replaced was lost.
-struct restart_note {
-  /// Which restart it was (1 for the first).
-  std::int32_t restart = 0;
-  std::int64_t unix_ms = 0;
-  /// Where the lost instance ran.
-  node_id node;
-  std::string cause;
-};
+/// replaced was lost. Stored with the actor.
+using restart_note = persistence::restart_record;
 
 /// How many restarts of an actor are remembered, the last ones.
 inline constexpr std::size_t max_restart_notes = 32;
@@ -55,7 +49,7 @@ struct actor_entry {
   /// The process of its instance, or of its last one; 0 if it did not say
   /// (recovered from storage).
   std::int32_t pid = 0;
-  /// Its last restarts, oldest first; not stored.
+  /// Its last restarts, oldest first.
   std::deque<restart_note> restarts;
   /// The node the actor lives on or is being started on.
   node_id node;

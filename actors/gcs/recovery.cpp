@@ -1,6 +1,7 @@
 #include "gcs/recovery.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <caf/all.hpp>
 
@@ -64,6 +65,8 @@ bool restore_actor(actor_entry& a, persistence::actor_record& r) {
   a.death_kind = from_record(r.death_kind);
   a.death_cause = r.death_cause;
   a.node = r.node;
+  a.restarts.assign(std::make_move_iterator(r.restarts.begin()),
+                    std::make_move_iterator(r.restarts.end()));
   a.spec_bytes = std::move(r.creation_spec);
   auto spec = decode_spec(a.spec_bytes);
   if (spec) {

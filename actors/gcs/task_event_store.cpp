@@ -61,22 +61,26 @@ std::string task_field(const task_table& table, const task_record& r,
   case 2:
     return upper_name(r.state);
   case 3:
-    return r.job.value == 0 ? std::string{} : std::to_string(r.job.value);
+    return r.actor.nil() ? "NORMAL_TASK" : "ACTOR_TASK";
   case 4:
-    return std::to_string(a.attempt);
+    return internal::hex_or_empty(r.actor);
   case 5:
-    return internal::hex_or_empty(a.node);
+    return r.job.value == 0 ? std::string{} : std::to_string(r.job.value);
   case 6:
-    return internal::hex_or_empty(a.worker);
+    return std::to_string(a.attempt);
   case 7:
-    return a.pid == 0 ? std::string{} : std::to_string(a.pid);
+    return internal::hex_or_empty(a.node);
   case 8:
-    return a.error;
+    return internal::hex_or_empty(a.worker);
   case 9:
-    return time_of(r.submit_us);
+    return a.pid == 0 ? std::string{} : std::to_string(a.pid);
   case 10:
-    return time_of(a.start_us);
+    return a.error;
   case 11:
+    return time_of(r.submit_us);
+  case 12:
+    return time_of(a.start_us);
+  case 13:
     return time_of(a.end_us);
   default:
     return duration_of(a);

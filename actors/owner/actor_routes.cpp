@@ -4,9 +4,20 @@
 
 #include <caf/all.hpp>
 
+#include "owner/task_events.hpp"
+
 namespace prism::actors {
 
 using internal::actor_state;
+
+namespace {
+
+/// How long an ended call's event waits for the ones after it.
+constexpr auto call_events_delay = std::chrono::seconds{1};
+/// A batch of this many events goes at once.
+constexpr std::size_t call_events_batch = 10'000;
+
+} // namespace
 
 actor_routes::actor_routes(std::shared_ptr<internal::memory_store> store)
     : store_(std::move(store)) {}
@@ -65,7 +76,56 @@ void actor_routes::release(call& c) {
   c.held.clear();
 }
 
-void actor_routes::fail(call& c, const detail::error_info& err) {
+void actor_routes::record(const actor_id& actor, const route* where,
+                          const call& c, internal::task_state state,
+                          const std::string& error,
+                          const protocol::actor_task_done* done) {
+  if (c.msg.submit_us == 0)
+    return;
+  internal::task_event e;
+  e.task = c.msg.task;
+  e.attempt = c.retries_used;
+  e.state = state;
+  e.submit_us = c.msg.submit_us;
+  if (done != nullptr) {
+    e.start_us = done->start_us;
+    e.end_us = done->end_us;
+  }
+  if (e.end_us == 0)
+    e.end_us = internal::unix_us_now();
+  if (where != nullptr) {
+    e.node = where->node;
+    e.pid = where->pid;
+  }
+  if (c.msg.method != last_name_) {
+    e.name = c.msg.method;
+    last_name_ = c.msg.method;
+  }
+  e.job = c.job;
+  e.actor = actor;
+  e.error = error;
+  events_.add(std::move(e));
+  if (events_.size() == call_events_batch) {
+    caf::anon_send(owner_, take_call_events_atom::value);
+  } else if (!take_asked_) {
+    take_asked_ = true;
+    caf::delayed_anon_send(owner_, call_events_delay,
+                           take_call_events_atom::value);
+  }
+}
+
+std::pair<std::vector<internal::task_event>, std::uint64_t>
+actor_routes::take_events() {
+  std::lock_guard<std::mutex> guard{mu_};
+  take_asked_ = false;
+  // A batch starts without a name before it.
+  last_name_.clear();
+  return events_.take();
+}
+
+void actor_routes::fail(const actor_id& actor, const route* where, call& c,
+                        const detail::error_info& err) {
+  record(actor, where, c, internal::task_state::failed, err.message, nullptr);
   store_->fail(object_id{c.msg.task, 1}, err);
   if (collecting_)
     failed_.push_back(object_id{c.msg.task, 1});
@@ -74,9 +134,11 @@ void actor_routes::fail(call& c, const detail::error_info& err) {
 
 void actor_routes::send(route& r, call&& c) {
   if (r.max_task_retries == 0) {
-    // Never sent again: what stays is the task id, to match the answer.
+    // Never sent again: what stays is the task id, to match the answer,
+    // and the method's name if the call is recorded.
+    auto method = c.msg.submit_us != 0 ? c.msg.method : std::string{};
     caf::anon_send(r.host, std::move(c.msg));
-    c.msg.method.clear();
+    c.msg.method = std::move(method);
     c.msg.args.clear();
   } else {
     caf::anon_send(r.host, c.msg);
@@ -94,12 +156,14 @@ void actor_routes::send_queued(route& r) {
 }
 
 void actor_routes::submit(const actor_id& actor, protocol::actor_task msg,
-                          bool ready, std::vector<object_id> held) {
+                          bool ready, std::vector<object_id> held, job_id job) {
+  if (task_event_recording())
+    msg.submit_us = internal::unix_us_coarse();
   std::lock_guard<std::mutex> guard{mu_};
   auto& r = route_of(actor);
-  call c{std::move(msg), ready, 0, std::move(held)};
+  call c{std::move(msg), ready, 0, std::move(held), job};
   if (r.state == actor_state::dead) {
-    fail(c, died(actor, r));
+    fail(actor, nullptr, c, died(actor, r));
     return;
   }
   if (ready && r.state == actor_state::alive && r.waiting.empty()) {
@@ -130,7 +194,7 @@ void actor_routes::fail_call(const actor_id& actor, const task_id& task,
   auto i = std::find_if(r.waiting.begin(), r.waiting.end(),
                         [&](const call& c) { return c.msg.task == task; });
   if (i != r.waiting.end()) {
-    fail(*i, err);
+    fail(actor, nullptr, *i, err);
     r.waiting.erase(i);
   }
   send_queued(r);
@@ -145,6 +209,10 @@ void actor_routes::requeue_or_fail_in_flight(route& r,
     bool may = u.state != actor_state::dead &&
                (r.max_task_retries < 0 || c.retries_used < r.max_task_retries);
     if (may) {
+      record(u.actor, &r, c, internal::task_state::failed,
+             "the actor's instance was lost while it ran the call; it is "
+             "retried",
+             nullptr);
       ++c.retries_used;
       retry.push_back(std::move(c));
     } else {
@@ -155,7 +223,7 @@ void actor_routes::requeue_or_fail_in_flight(route& r,
                          ? " is dead: " + u.death_cause
                          : " died while running the call, which has no "
                            "retries left (max_task_retries)");
-      fail(c, err);
+      fail(u.actor, &r, c, err);
     }
   }
   r.in_flight.clear();
@@ -183,13 +251,17 @@ actor_routes::on_update(const protocol::actor_update& u) {
       u.incarnation != r.incarnation || u.state != actor_state::alive;
   if (new_instance && !r.in_flight.empty())
     requeue_or_fail_in_flight(r, u);
+  if (u.state == actor_state::alive) {
+    r.node = u.node;
+    r.pid = u.pid;
+  }
   r.state = u.state;
   r.incarnation = u.incarnation;
   r.host = u.state == actor_state::alive ? u.host : caf::actor{};
   if (u.state == actor_state::dead) {
     auto err = died(u.actor, r);
     for (auto& c : r.waiting)
-      fail(c, err);
+      fail(u.actor, nullptr, c, err);
     // Nothing is left to route: a later call asks the control store again,
     // which keeps the actor and its cause of death. A long-lived owner
     // creating many short-lived actors thus keeps none of them.
@@ -226,6 +298,11 @@ bool actor_routes::on_done(protocol::actor_task_done& done) {
   } else {
     return false;
   }
+  if (done.ok)
+    record(done.actor, &r, c, internal::task_state::finished, {}, &done);
+  else
+    record(done.actor, &r, c, internal::task_state::failed, done.error.message,
+           &done);
   auto id = object_id{done.task, 1};
   bool kept = false;
   if (done.ok)
@@ -242,9 +319,9 @@ void actor_routes::fail_all(const detail::error_info& err) {
   std::lock_guard<std::mutex> guard{mu_};
   for (auto& [id, r] : routes_) {
     for (auto& c : r.in_flight)
-      fail(c, err);
+      fail(id, &r, c, err);
     for (auto& c : r.waiting)
-      fail(c, err);
+      fail(id, nullptr, c, err);
     r.in_flight.clear();
     r.waiting.clear();
   }

@@ -9,15 +9,21 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/atom.hpp>
 
 #include "prism/internal/actor_spec.hpp"
 #include "prism/internal/memory_store.hpp"
+#include "prism/internal/task_events.hpp"
 #include "prism/internal/thread_annotations.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
 #include "protocol/owner_gcs.hpp"
 
 namespace prism::actors {
+
+/// Sent to an owner when its calls' task events are due (see
+/// `actor_routes::take_events`).
+using take_call_events_atom = caf::atom_constant<caf::atom("callevents")>;
 
 /// The calls one owner makes to actors, per actor: where the actor lives,
 /// calls waiting for it, and calls sent and not answered. Calls leave in the
@@ -44,9 +50,10 @@ public:
 
   /// Queues a call and sends what can be sent. A call with `ready` false
   /// waits (and later calls wait behind it) until `resolved`.
-  /// `held` are objects of this owner the call holds until it ends.
+  /// `held` are objects of this owner the call holds until it ends; `job`
+  /// is the caller's, for the call's task events.
   void submit(const actor_id& actor, protocol::actor_task call, bool ready,
-              std::vector<object_id> held);
+              std::vector<object_id> held, job_id job);
 
   /// The ref arguments of a waiting call are now values.
   void resolved(const actor_id& actor, const task_id& task,
@@ -68,12 +75,20 @@ public:
   /// Fails every call (at shutdown), so that no `get` hangs.
   void fail_all(const detail::error_info& err);
 
+  /// The task events of the attempts of calls that ended since the last
+  /// take, when this process records task events (see
+  /// owner/task_events.hpp), and how many a full buffer dropped. The owner
+  /// is sent `take_call_events_atom` a second after the first of them, or
+  /// at once when a batch's worth waits.
+  std::pair<std::vector<internal::task_event>, std::uint64_t> take_events();
+
 private:
   struct call {
     protocol::actor_task msg;
     bool ready = true;
     std::int32_t retries_used = 0;
     std::vector<object_id> held;
+    job_id job;
   };
 
   struct route {
@@ -82,6 +97,9 @@ private:
     std::int32_t incarnation = -1;
     std::int32_t max_task_retries = 0;
     std::string death_cause;
+    /// Where its instance runs, for the calls' task events.
+    node_id node;
+    std::int32_t pid = 0;
     std::deque<call> waiting;
     std::deque<call> in_flight;
     bool known = false;
@@ -101,7 +119,16 @@ private:
   /// rest fail.
   void requeue_or_fail_in_flight(route& r, const protocol::actor_update& u)
       EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void fail(call& c, const detail::error_info& err);
+  /// Fails `c`; `where` is its route if it was sent to the actor's
+  /// instance, else null.
+  void fail(const actor_id& actor, const route* where, call& c,
+            const detail::error_info& err) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  /// Records how attempt `c.retries_used` of `c` ended, if it is recorded:
+  /// where it ran (if sent), and with `done` if its host answered.
+  void record(const actor_id& actor, const route* where, const call& c,
+              internal::task_state state, const std::string& error,
+              const protocol::actor_task_done* done)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Results failed during one `on_update`, which returns them.
   std::vector<object_id> failed_ GUARDED_BY(mu_);
   bool collecting_ GUARDED_BY(mu_) = false;
@@ -113,6 +140,11 @@ private:
   caf::actor owner_ GUARDED_BY(mu_);
   caf::actor gcs_ GUARDED_BY(mu_);
   std::unordered_map<actor_id, route> routes_ GUARDED_BY(mu_);
+  internal::task_event_buffer events_ GUARDED_BY(mu_){100'000};
+  /// The last name that went with an event of the next batch.
+  std::string last_name_ GUARDED_BY(mu_);
+  /// The owner was asked to take the events.
+  bool take_asked_ GUARDED_BY(mu_) = false;
 };
 
 } // namespace prism::actors

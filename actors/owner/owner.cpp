@@ -114,6 +114,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
       [self](look_atom) { look_at_tasks(self); },
+      [self](take_call_events_atom) { send_call_events(self); },
       [self](find_home_atom, std::int64_t next_ms) {
         find_home(self, std::chrono::milliseconds{next_ms});
       },

@@ -401,10 +401,10 @@ owner_client::submit_actor_task(const actor_id& actor,
   if (ready) {
     routes_->submit(actor,
                     protocol::actor_task{tid, method, std::move(args), owner},
-                    true, std::move(held));
+                    true, std::move(held), job_);
   } else {
     routes_->submit(actor, protocol::actor_task{tid, method, args, owner},
-                    false, std::move(held));
+                    false, std::move(held), job_);
     caf::anon_send(owner,
                    protocol::resolve_actor_call{actor, tid, std::move(args)});
   }

@@ -417,6 +417,9 @@ void note_attempt_ended(owner_actor* self, task_entry& t,
 /// Records every task in flight whose state changed since its last event,
 /// and sends the events recorded since the last batch.
 void look_at_tasks(owner_actor* self);
+/// Sends the events of this owner's actor calls that ended (recorded by
+/// its `actor_routes`).
+void send_call_events(owner_actor* self);
 /// The scheduling key of a task: tasks of one key share leases.
 std::string key_of(const internal::task_spec& spec);
 /// Changes the state of `t`; refuses (and logs) an impossible change.

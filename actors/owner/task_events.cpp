@@ -56,8 +56,9 @@ constexpr auto look_delay = std::chrono::seconds{1};
 constexpr std::size_t batch_events = 10'000;
 
 bool recorded(const task_entry& t) {
-  // Actor calls are not recorded yet; one whose arguments this owner
-  // resolves passes through its tasks.
+  // An actor call is recorded by the routes that send it (see
+  // actor_routes::record), also one whose arguments this owner resolves
+  // and which passes through its tasks.
   return t.actor_call.nil() && task_event_recording();
 }
 
@@ -177,6 +178,16 @@ void look_at_tasks(owner_actor* self) {
         ev.buffer.add(event_of(ev, t, t.state));
   }
   send_batch(self);
+}
+
+void send_call_events(owner_actor* self) {
+  if (!self->state.cfg.routes)
+    return;
+  auto [events, dropped] = self->state.cfg.routes->take_events();
+  if (events.empty() && dropped == 0)
+    return;
+  self->send(self->state.cfg.gcs,
+             protocol::task_events{std::move(events), dropped});
 }
 
 } // namespace prism::actors::owner_internal

@@ -20,11 +20,14 @@ struct actor_task {
   std::vector<detail::task_arg> args;
   /// The caller's owner, which receives the `actor_task_done`.
   caf::actor reply_to;
+  /// When the caller made it (microseconds since the Unix epoch), if its
+  /// owner records task events; then the host times the call. 0 otherwise.
+  std::int64_t submit_us = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_task& x) {
-  return f(x.task, x.method, x.args, x.reply_to);
+  return f(x.task, x.method, x.args, x.reply_to, x.submit_us);
 }
 
 /// actor host -> caller's owner: how one call ended.
@@ -35,12 +38,16 @@ struct actor_task_done {
   bool ok = false;
   detail::value result;
   detail::error_info error;
+  /// When the method began and ended (microseconds since the Unix epoch),
+  /// for a call whose `submit_us` was set; 0 otherwise.
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_task_done& x) {
   return f(static_cast<unique_id&>(x.actor), x.task, x.incarnation, x.ok,
-           x.result, x.error);
+           x.result, x.error, x.start_us, x.end_us);
 }
 
 /// actor host -> caller's owner: how several calls of one caller ended, in

@@ -51,12 +51,16 @@ struct actor_update {
   std::string death_cause;
   /// Where `host`'s process takes connections.
   std::string host_contact;
+  /// The node and process of its instance (nil and 0 while unknown).
+  node_id node;
+  std::int32_t pid = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_update& x) {
   return f(static_cast<unique_id&>(x.actor), x.state, x.host, x.incarnation,
-           x.max_task_retries, x.death_kind, x.death_cause, x.host_contact);
+           x.max_task_retries, x.death_kind, x.death_cause, x.host_contact,
+           static_cast<unique_id&>(x.node), x.pid);
 }
 
 /// gcs -> owner (or any subscriber): several `actor_update` at once, in

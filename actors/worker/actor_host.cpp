@@ -14,6 +14,7 @@
 #include "net/peers.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/function_registry.hpp"
+#include "prism/internal/task_events.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
@@ -160,6 +161,10 @@ void run_calls(instance_state& inst, const caf::actor& host,
         args.reserve(call.args.size());
         for (auto& arg : call.args)
           args.push_back(std::move(arg.inline_value));
+        // Its caller records it: the call's times are asked for.
+        bool timed = call.submit_us != 0;
+        if (timed)
+          done.start_us = internal::unix_us_now();
         try {
           done.result = e->call_method(inst.instance.get(), args);
           done.ok = true;
@@ -170,6 +175,8 @@ void run_calls(instance_state& inst, const caf::actor& host,
         } catch (...) {
           done.error = error_of_current_exception(call.method);
         }
+        if (timed)
+          done.end_us = internal::unix_us_now();
       }
       answer(inst, host, call, std::move(done), &call == &calls.back());
     }

@@ -62,9 +62,10 @@ const std::vector<state_column>& columns_of(state::kind k) {
       {"state", "death_kind"}, {"job_id", "pid", "restarts", "max_restarts"},
       {"detached", "shared"});
   static const std::vector<state_column> tasks = columns(
-      {"task_id", "name", "state", "job_id", "attempt", "node_id", "worker_id",
-       "pid", "error", "submit_time", "start_time", "end_time", "duration_ms"},
-      {"state"}, {"job_id", "attempt", "pid", "duration_ms"}, {});
+      {"task_id", "name", "state", "type", "actor_id", "job_id", "attempt",
+       "node_id", "worker_id", "pid", "error", "submit_time", "start_time",
+       "end_time", "duration_ms"},
+      {"state", "type"}, {"job_id", "attempt", "pid", "duration_ms"}, {});
   static const std::vector<state_column> workers =
       columns({"worker_id", "state", "type", "node_id", "pid", "job_id",
                "actors", "forked", "start_time", "address"},

@@ -176,13 +176,18 @@ void task_table::apply(const task_event& e) {
     r.name = batch_name_;
     r.job = e.job;
   }
+  if (!e.actor.nil())
+    r.actor = e.actor;
   if (e.submit_us != 0 && (r.submit_us == 0 || e.submit_us < r.submit_us))
     r.submit_us = e.submit_us;
   auto& a = attempt_of(r, e.attempt, e.state, made);
   if (life_rank(e.state) >= life_rank(a.state))
     a.state = e.state;
-  if (e.start_us != 0) {
+  if (e.start_us != 0)
     a.start_us = e.start_us;
+  // Where it ran; an actor call lost with its actor's instance was there
+  // without a start the owner learned.
+  if (e.start_us != 0 || !e.node.nil()) {
     a.node = e.node;
     a.worker = e.worker;
     a.pid = e.pid;

@@ -6,9 +6,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <boost/test/unit_test.hpp>
@@ -25,7 +28,8 @@ using namespace std::chrono_literals;
 
 constexpr auto result_timeout = std::chrono::seconds{60};
 
-/// An actor that answers where it runs.
+/// An actor that answers where it runs; its calls are listed as tasks:
+/// one counts, one throws, and two die (one with the process it is given).
 class listed_probe {
 public:
   static listed_probe* create() {
@@ -39,6 +43,23 @@ public:
   int die() {
     std::_Exit(3);
   }
+
+  int bump() {
+    return ++calls_;
+  }
+
+  int refuse() {
+    throw std::runtime_error("listed_probe refuses");
+  }
+
+  int die_in(int pid) {
+    if (pid == static_cast<int>(::getpid()))
+      std::_Exit(3);
+    return static_cast<int>(::getpid());
+  }
+
+private:
+  int calls_ = 0;
 };
 
 /// An actor no node can host: it stays pending, in the control store only.
@@ -64,7 +85,8 @@ int dies_once() {
   return attempt;
 }
 
-PRISM_REMOTE(listed_probe::create, &listed_probe::pid, &listed_probe::die);
+PRISM_REMOTE(listed_probe::create, &listed_probe::pid, &listed_probe::die,
+             &listed_probe::bump, &listed_probe::refuse, &listed_probe::die_in);
 PRISM_REMOTE(pending_probe::create);
 /// More than a value passed inline: kept in the store of the node that ran
 /// it.
@@ -73,6 +95,16 @@ std::vector<char> listed_blob(int n) {
 }
 
 PRISM_REMOTE(listed_square, dies_once, listed_blob);
+
+/// The value of `key` in an entry of a history; empty if it has none.
+std::string
+field(const std::vector<std::pair<std::string, std::string>>& fields,
+      const std::string& key) {
+  for (const auto& [k, v] : fields)
+    if (k == key)
+      return v;
+  return std::string{};
+}
 
 prism::state::list_options with(std::vector<std::string> filters,
                                 std::size_t limit) {
@@ -225,18 +257,29 @@ BOOST_AUTO_TEST_CASE(get_actor_shows_each_restart_with_its_cause) {
   BOOST_TEST((*e)["restarts"] == "1");
   BOOST_TEST((*e)["state"] == "ALIVE");
   BOOST_REQUIRE(e->history.size() == 1u);
-  auto cause_of = [](const auto& fields) {
-    for (const auto& [k, v] : fields)
-      if (k == "cause")
-        return v;
-    return std::string{};
-  };
-  auto cause = cause_of(e->history[0]);
+  auto cause = field(e->history[0], "cause");
   BOOST_TEST(!cause.empty());
   auto got = cluster.run({"get", "actor", id, "--address", cluster.address()});
   BOOST_TEST(got.status == 0, got.err);
   BOOST_TEST(contains(got.out, "- restart=1 time="), got.out);
   BOOST_TEST(contains(got.out, "cause=\"" + cause + "\""), got.out);
+
+  // The control store keeps the restarts with the actor: a head started
+  // again on its storage tells the same story.
+  cluster.restart_head();
+  std::optional<prism::state::entry> again;
+  BOOST_REQUIRE(eventually(60s, [&] {
+    try {
+      again = prism::state::get(kind::actors, id);
+      return again.has_value();
+    } catch (const prism::error&) {
+      return false;
+    }
+  }));
+  BOOST_TEST((*again)["restarts"] == "1");
+  BOOST_REQUIRE(again->history.size() == 1u);
+  BOOST_TEST(field(again->history[0], "cause") == cause);
+  BOOST_TEST((again->history[0] == e->history[0]));
 
   prism::kill(a);
   BOOST_REQUIRE(eventually(30s, [&] {
@@ -285,12 +328,6 @@ BOOST_AUTO_TEST_CASE(tasks_are_listed_from_their_events_with_each_attempt) {
   auto e = prism::state::get(kind::tasks, t["task_id"]);
   BOOST_REQUIRE(e.has_value());
   BOOST_REQUIRE(e->history.size() == 2u);
-  auto field = [](const auto& fields, const std::string& key) {
-    for (const auto& [k, v] : fields)
-      if (k == key)
-        return v;
-    return std::string{};
-  };
   BOOST_TEST(field(e->history[0], "state") == "FAILED");
   BOOST_TEST(contains(field(e->history[0], "error"), "died"),
              field(e->history[0], "error"));
@@ -420,6 +457,91 @@ BOOST_AUTO_TEST_CASE(workers_and_objects_are_listed_from_every_node) {
   auto partial = prism::state::list(kind::workers, with({}, 0));
   cluster.resume_node(1);
   BOOST_TEST(partial.nodes_unanswered == 1u);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+BOOST_AUTO_TEST_CASE(actor_calls_are_listed_as_tasks_with_each_attempt) {
+  auto o = attached_cluster(0);
+  o.cpus = 2;
+  o.driver.task_events = true;
+  process_cluster cluster{o};
+  using prism::state::kind;
+  auto a = prism::actor(listed_probe::create)
+               .max_restarts(1)
+               .max_task_retries(1)
+               .remote();
+  auto id = a.id().hex();
+  auto first_pid =
+      prism::get(a.task(&listed_probe::pid).remote(), result_timeout);
+  std::vector<prism::object_ref<int>> bumps;
+  for (int i = 0; i < 50; ++i)
+    bumps.push_back(a.task(&listed_probe::bump).remote());
+  for (int i = 0; i < 50; ++i)
+    BOOST_REQUIRE(prism::get(bumps[i], result_timeout) == i + 1);
+  BOOST_CHECK_THROW(
+      prism::get(a.task(&listed_probe::refuse).remote(), result_timeout),
+      prism::error);
+  // Its first instance dies running it; the call is retried on the next.
+  auto second_pid = prism::get(a.task(&listed_probe::die_in).remote(first_pid),
+                               result_timeout);
+  BOOST_REQUIRE(second_pid != first_pid);
+  BOOST_REQUIRE(eventually(30s, [&] {
+    return prism::state::list(kind::tasks,
+                              with({"actor_id=" + id, "name=listed_probe::bump",
+                                    "state=finished"},
+                                   1))
+                   .matched == 50u &&
+           prism::state::list(
+               kind::tasks,
+               with({"name=listed_probe::die_in", "state=finished"}, 1))
+                   .matched == 1u;
+  }));
+  auto calls = prism::state::list(kind::tasks, with({"type=actor_task"}, 100));
+  BOOST_TEST(calls.matched == 53u);
+  for (const auto& t : calls.entries) {
+    BOOST_TEST(t["actor_id"] == id);
+    BOOST_TEST(t["job_id"] == "1");
+    BOOST_TEST(!t["submit_time"].empty());
+  }
+  auto bump =
+      prism::state::list(kind::tasks, with({"name=listed_probe::bump"}, 1));
+  BOOST_REQUIRE(bump.entries.size() == 1u);
+  BOOST_TEST(bump.entries[0]["type"] == "ACTOR_TASK");
+  BOOST_TEST(bump.entries[0]["pid"] == std::to_string(first_pid));
+  BOOST_TEST(!bump.entries[0]["node_id"].empty());
+  BOOST_TEST(!bump.entries[0]["start_time"].empty());
+  BOOST_TEST(!bump.entries[0]["duration_ms"].empty());
+  auto refused =
+      prism::state::list(kind::tasks, with({"name=listed_probe::refuse"}, 1));
+  BOOST_REQUIRE(refused.entries.size() == 1u);
+  BOOST_TEST(refused.entries[0]["state"] == "FAILED");
+  BOOST_TEST(contains(refused.entries[0]["error"], "listed_probe refuses"),
+             refused.entries[0]["error"]);
+  // Tasks are not actor calls.
+  BOOST_TEST(
+      prism::state::list(kind::tasks, with({"type=normal_task"}, 1)).matched ==
+      0u);
+
+  auto died =
+      prism::state::list(kind::tasks, with({"name=listed_probe::die_in"}, 1));
+  BOOST_REQUIRE(died.entries.size() == 1u);
+  auto e = prism::state::get(kind::tasks, died.entries[0]["task_id"]);
+  BOOST_REQUIRE(e.has_value());
+  BOOST_REQUIRE(e->history.size() == 2u);
+  BOOST_TEST(field(e->history[0], "state") == "FAILED");
+  BOOST_TEST(contains(field(e->history[0], "error"), "lost"),
+             field(e->history[0], "error"));
+  BOOST_TEST(field(e->history[0], "pid") == std::to_string(first_pid));
+  BOOST_TEST(field(e->history[1], "state") == "FINISHED");
+  BOOST_TEST(field(e->history[1], "pid") == std::to_string(second_pid));
+
+  auto listed = cluster.run({"list", "tasks", "--address", cluster.address(),
+                             "--filter", "type=ACTOR_TASK", "--limit", "2"});
+  BOOST_TEST(listed.status == 0, listed.err);
+  BOOST_TEST(contains(listed.out, "Showing 2 of 53 tasks matching "
+                                  "type=ACTOR_TASK"),
+             listed.out);
+  BOOST_TEST_MESSAGE(listed.out);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

@@ -115,6 +115,10 @@ actor_record sample_actor(std::uint64_t i) {
   r.creation_spec = "spec-" + std::to_string(i) + '\0';
   for (int b = 0; b < 256; ++b)
     r.creation_spec.push_back(static_cast<char>(b ^ (i & 0xff)));
+  for (std::int32_t k = 1; k <= r.num_restarts; ++k)
+    r.restarts.push_back(restart_record{
+        k, static_cast<std::int64_t>(1'700'000'000'000 + i * 10 + k), r.node,
+        "its worker died (signal " + std::to_string(k + 8) + ")"});
   return r;
 }
 

@@ -265,11 +265,14 @@ BOOST_AUTO_TEST_CASE(actor_messages_roundtrip) {
   BOOST_TEST((created.owner == a));
   auto sub = roundtrip(sys, protocol::subscribe_actor{spec.id, a});
   BOOST_TEST((sub.actor == spec.id));
+  auto n = node_id{unique_id::random()};
   auto update = roundtrip(
       sys, protocol::actor_update{spec.id, internal::actor_state::dead, a, 2, 3,
                                   internal::death_kind::out_of_restarts,
-                                  "node died", ""});
+                                  "node died", "", n, 4123});
   BOOST_TEST((update.state == internal::actor_state::dead));
+  BOOST_TEST((update.node == n));
+  BOOST_TEST(update.pid == 4123);
   BOOST_TEST(update.incarnation == 2);
   BOOST_TEST((update.death_kind == internal::death_kind::out_of_restarts));
   BOOST_TEST(update.death_cause == "node died");
@@ -282,7 +285,6 @@ BOOST_AUTO_TEST_CASE(actor_messages_roundtrip) {
   BOOST_TEST(!kill.no_restart);
   BOOST_TEST(
       (roundtrip(sys, protocol::locate_actor{spec.id}).actor == spec.id));
-  auto n = node_id{unique_id::random()};
   auto loc = roundtrip(sys, protocol::actor_location{true, n});
   BOOST_TEST((loc.node == n));
   auto host = roundtrip(sys, protocol::host_actor{spec, 4});
@@ -301,18 +303,24 @@ BOOST_AUTO_TEST_CASE(actor_messages_roundtrip) {
 BOOST_AUTO_TEST_CASE(actor_call_messages_roundtrip) {
   auto a = some_actor(sys);
   auto spec = sample_spec();
-  auto call = roundtrip(
-      sys, protocol::actor_task{spec.id, "counter::add", spec.args, a});
+  auto call =
+      roundtrip(sys, protocol::actor_task{spec.id, "counter::add", spec.args, a,
+                                          1'700'000'000'000'001});
   BOOST_TEST(call.method == "counter::add");
   BOOST_TEST((call.args == spec.args));
+  BOOST_TEST(call.submit_us == 1'700'000'000'000'001);
   protocol::actor_task_done done;
   done.actor = actor_id{unique_id::random()};
   done.task = spec.id;
   done.incarnation = 3;
   done.result = detail::encode(std::string{"ok"});
   done.error = sample_error();
+  done.start_us = 1'700'000'000'000'002;
+  done.end_us = 1'700'000'000'000'003;
   auto done2 = roundtrip(sys, done);
   BOOST_TEST((done2.actor == done.actor));
+  BOOST_TEST(done2.start_us == done.start_us);
+  BOOST_TEST(done2.end_us == done.end_us);
   BOOST_TEST((done2.result == done.result));
   auto other = done;
   other.task = task_id{worker_id{unique_id::random()}, 43};

@@ -115,6 +115,39 @@ BOOST_AUTO_TEST_CASE(one_event_can_tell_a_whole_attempt) {
   BOOST_TEST((r->state == task_state::finished));
 }
 
+BOOST_AUTO_TEST_CASE(an_actor_call_keeps_its_actor_and_where_it_was_lost) {
+  task_table t{10};
+  // Lost with its actor's instance: where it ran is known, its start not.
+  auto lost = event(1, 0, task_state::failed, 50);
+  lost.name = "counter::bump";
+  lost.actor = actor_id{unique_id{9, 9}};
+  lost.node = node_id{unique_id{3, 4}};
+  lost.pid = 41;
+  lost.error = "the actor's instance was lost";
+  t.apply(lost);
+  auto ran = event(1, 1, task_state::finished, 90);
+  ran.actor = lost.actor;
+  ran.start_us = 80;
+  ran.node = node_id{unique_id{5, 6}};
+  ran.pid = 42;
+  t.apply(ran);
+  const auto* r = t.find(some_task(1));
+  BOOST_REQUIRE(r != nullptr);
+  BOOST_TEST((r->actor == lost.actor));
+  BOOST_TEST(t.name_of(*r) == "counter::bump");
+  BOOST_REQUIRE(r->attempt_count() == 2u);
+  BOOST_TEST((r->earlier[0].node == lost.node));
+  BOOST_TEST(r->earlier[0].pid == 41);
+  BOOST_TEST(r->earlier[0].start_us == 0);
+  BOOST_TEST(r->earlier[0].error == lost.error);
+  BOOST_TEST((r->latest.node == ran.node));
+  BOOST_TEST(r->latest.pid == 42);
+  BOOST_TEST((r->state == task_state::finished));
+  // A task calls no actor.
+  t.apply(event(2, 0, task_state::queued, 1));
+  BOOST_TEST(t.find(some_task(2))->actor.nil());
+}
+
 BOOST_AUTO_TEST_CASE(a_batch_names_each_new_task_by_the_last_name_before) {
   task_table t{10};
   auto a = event(1, 0, task_state::finished, 5);

@@ -50,7 +50,7 @@ std::vector<std::string> table_keys(state::kind k) {
     return {"actor_id", "class_name", "state", "name",
             "job_id",   "node_id",    "pid",   "restarts"};
   case state::kind::tasks:
-    return {"task_id", "name", "state",       "attempt",
+    return {"task_id", "name", "state",       "type", "attempt",
             "node_id", "pid",  "duration_ms", "error"};
   case state::kind::workers:
     return {"worker_id", "state",  "type",      "node_id",

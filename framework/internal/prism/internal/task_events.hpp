@@ -36,6 +36,8 @@ struct task_event {
   /// before it in its batch that had one), and its job.
   std::string name;
   job_id job;
+  /// The actor whose method it calls; nil for a task.
+  actor_id actor;
   /// Once it runs: where.
   node_id node;
   worker_id worker;
@@ -47,8 +49,9 @@ struct task_event {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_event& x) {
   return f(x.task, x.attempt, x.state, x.submit_us, x.start_us, x.end_us,
-           x.name, x.job, static_cast<unique_id&>(x.node),
-           static_cast<unique_id&>(x.worker), x.pid, x.error);
+           x.name, x.job, static_cast<unique_id&>(x.actor),
+           static_cast<unique_id&>(x.node), static_cast<unique_id&>(x.worker),
+           x.pid, x.error);
 }
 
 /// Microseconds since the Unix epoch, now.
@@ -114,6 +117,8 @@ struct task_record {
   std::uint32_t name = 0xffffffff;
   task_state state = task_state::waiting_args;
   job_id job;
+  /// The actor whose method it calls; nil for a task.
+  actor_id actor;
   std::int64_t submit_us = 0;
   /// The attempt with the highest number.
   task_attempt latest;
