@@ -168,6 +168,9 @@ struct task_event_note {
   /// the worker timed its run; the run's end, once reported.
   std::int64_t start_us = 0;
   std::int64_t end_us = 0;
+  /// When the owner last noted a change of its state (the clock's last
+  /// tick).
+  std::int64_t changed_us = 0;
   node_id node;
   worker_id worker;
   std::int32_t pid = 0;

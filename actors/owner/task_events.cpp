@@ -1,10 +1,11 @@
 // Task events at their owner, made so that recording costs a running task
-// little: a task that runs and ends between two looks at the tasks in
-// flight takes one event, made when its attempt ends, with the times its
-// worker took of its run. Submission and the push to a worker take the
-// clock's last tick (cheap, a few ms coarse) for a task still in flight.
-// A second after a task changes state the owner looks at every task in
-// flight and records those whose state changed since their last event.
+// little: a task that ends within a second of its last change takes one
+// event, made when its attempt ends, with the times its worker took of its
+// run. Submission and the push to a worker take the clock's last tick
+// (cheap, a few ms coarse) for a task still in flight. A second after a
+// task changes state the owner looks at every task in flight and records
+// those whose state changed since their last event, a second ago or more;
+// the younger changes wait for the next look.
 // Events wait in the owner's bounded buffer (a full buffer drops and
 // counts them) for the control store's task event store, sent a second
 // after the first or at once when a batch's worth ended. Nothing here
@@ -50,8 +51,11 @@ namespace prism::actors::owner_internal {
 
 namespace {
 
-/// How long a task's change waits for the look at the tasks in flight.
+/// How long a task's change waits for the look at the tasks in flight,
+/// and how old a change must be for a look to record it.
 constexpr auto look_delay = std::chrono::seconds{1};
+constexpr std::int64_t look_delay_us =
+    std::chrono::duration_cast<std::chrono::microseconds>(look_delay).count();
 /// A batch that holds this many ended attempts goes at once.
 constexpr std::size_t batch_events = 10'000;
 
@@ -119,8 +123,9 @@ void changed(owner_actor* self) {
 void note_task_waiting(owner_actor* self, task_entry& t) {
   if (!recorded(t))
     return;
+  t.note.changed_us = internal::unix_us_coarse();
   if (t.note.submit_us == 0)
-    t.note.submit_us = internal::unix_us_coarse();
+    t.note.submit_us = t.note.changed_us;
   if (t.note.attempt != t.spec.attempt) {
     // A retry: where the last attempt ran is in its event already.
     t.note.attempt = t.spec.attempt;
@@ -137,7 +142,7 @@ void note_task_running(owner_actor* self, task_entry& t,
                        const lease_entry& lease) {
   if (!recorded(t))
     return;
-  t.note.start_us = internal::unix_us_coarse();
+  t.note.start_us = t.note.changed_us = internal::unix_us_coarse();
   t.note.node = lease.node;
   t.note.worker = lease.worker;
   t.note.pid = lease.pid;
@@ -173,9 +178,20 @@ void look_at_tasks(owner_actor* self) {
   ev.look_scheduled = false;
   if (ev.changed) {
     ev.changed = false;
-    for (auto& [id, t] : self->state.tasks.entries)
-      if ((!t.note.reported || t.note.last != t.state) && recorded(t))
+    auto old_enough = internal::unix_us_coarse() - look_delay_us;
+    bool younger = false;
+    for (auto& [id, t] : self->state.tasks.entries) {
+      if ((t.note.reported && t.note.last == t.state) || !recorded(t))
+        continue;
+      // A change younger than a look waits for the next: a task that
+      // ends before then takes one event, which tells all its times.
+      if (t.note.changed_us > old_enough)
+        younger = true;
+      else
         ev.buffer.add(event_of(ev, t, t.state));
+    }
+    if (younger)
+      changed(self);
   }
   send_batch(self);
 }

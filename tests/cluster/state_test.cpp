@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -94,7 +95,14 @@ std::vector<char> listed_blob(int n) {
   return std::vector<char>(static_cast<std::size_t>(n), 'x');
 }
 
-PRISM_REMOTE(listed_square, dies_once, listed_blob);
+/// Runs until `path` exists, for a minute at most.
+int runs_until(std::string path) {
+  for (int i = 0; i < 6000 && ::access(path.c_str(), F_OK) != 0; ++i)
+    ::usleep(10'000);
+  return 1;
+}
+
+PRISM_REMOTE(listed_square, dies_once, listed_blob, runs_until);
 
 /// The value of `key` in an entry of a history; empty if it has none.
 std::string
@@ -104,6 +112,14 @@ field(const std::vector<std::pair<std::string, std::string>>& fields,
     if (k == key)
       return v;
   return std::string{};
+}
+
+/// A driver on a head of 2 CPUs, recording its task events.
+process_cluster::options recording_driver() {
+  auto o = attached_cluster(0);
+  o.cpus = 2;
+  o.driver.task_events = true;
+  return o;
 }
 
 prism::state::list_options with(std::vector<std::string> filters,
@@ -293,10 +309,7 @@ BOOST_AUTO_TEST_CASE(get_actor_shows_each_restart_with_its_cause) {
 }
 
 BOOST_AUTO_TEST_CASE(tasks_are_listed_from_their_events_with_each_attempt) {
-  auto o = attached_cluster(0);
-  o.cpus = 2;
-  o.driver.task_events = true;
-  process_cluster cluster{o};
+  process_cluster cluster{recording_driver()};
   using prism::state::kind;
   std::vector<prism::object_ref<int>> refs;
   for (int i = 0; i < 200; ++i)
@@ -460,11 +473,35 @@ BOOST_AUTO_TEST_CASE(workers_and_objects_are_listed_from_every_node) {
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 
+BOOST_AUTO_TEST_CASE(a_task_in_flight_is_listed_while_it_runs) {
+  process_cluster cluster{recording_driver()};
+  using prism::state::kind;
+  auto release = cluster.session_dir() + "/release-runs-until";
+  auto ref = prism::task(runs_until).remote(release);
+  auto running = [&] {
+    return prism::state::list(kind::tasks,
+                              with({"name=runs_until", "state=running"}, 1));
+  };
+  // Recorded by the owner's look at its tasks in flight, before it ends.
+  BOOST_REQUIRE(eventually(30s, [&] { return running().matched == 1u; }));
+  auto t = running().entries.at(0);
+  BOOST_TEST(!t["pid"].empty());
+  BOOST_TEST(!t["node_id"].empty());
+  BOOST_TEST(!t["submit_time"].empty());
+  BOOST_TEST(!t["start_time"].empty());
+  BOOST_TEST(t["end_time"].empty());
+  std::ofstream{release} << "go\n";
+  BOOST_REQUIRE(prism::get(ref, result_timeout) == 1);
+  BOOST_REQUIRE(eventually(30s, [&] {
+    return prism::state::list(kind::tasks,
+                              with({"name=runs_until", "state=finished"}, 1))
+               .matched == 1u;
+  }));
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
 BOOST_AUTO_TEST_CASE(actor_calls_are_listed_as_tasks_with_each_attempt) {
-  auto o = attached_cluster(0);
-  o.cpus = 2;
-  o.driver.task_events = true;
-  process_cluster cluster{o};
+  process_cluster cluster{recording_driver()};
   using prism::state::kind;
   auto a = prism::actor(listed_probe::create)
                .max_restarts(1)
