@@ -252,8 +252,11 @@ actor_routes::on_update(const protocol::actor_update& u) {
   if (new_instance && !r.in_flight.empty())
     requeue_or_fail_in_flight(r, u);
   if (u.state == actor_state::alive) {
+    // A control store recovered from storage knows an instance's node
+    // but not its pid: the one known stays.
+    if (u.pid != 0 || u.incarnation != r.incarnation)
+      r.pid = u.pid;
     r.node = u.node;
-    r.pid = u.pid;
   }
   r.state = u.state;
   r.incarnation = u.incarnation;
@@ -298,11 +301,18 @@ bool actor_routes::on_done(protocol::actor_task_done& done) {
   } else {
     return false;
   }
+  // The answer of an instance lost since tells the attempt it ran, before
+  // the retry, and where that was is recorded already.
+  const route* where = &r;
+  if (done.incarnation != r.incarnation && c.retries_used > 0) {
+    --c.retries_used;
+    where = nullptr;
+  }
   if (done.ok)
-    record(done.actor, &r, c, internal::task_state::finished, {}, &done);
+    record(done.actor, where, c, internal::task_state::finished, {}, &done);
   else
-    record(done.actor, &r, c, internal::task_state::failed, done.error.message,
-           &done);
+    record(done.actor, where, c, internal::task_state::failed,
+           done.error.message, &done);
   auto id = object_id{done.task, 1};
   bool kept = false;
   if (done.ok)

@@ -56,6 +56,9 @@ namespace {
 constexpr auto look_delay = std::chrono::seconds{1};
 constexpr std::int64_t look_delay_us =
     std::chrono::duration_cast<std::chrono::microseconds>(look_delay).count();
+/// Slack for the coarse clock's ticks, so that a change a look's delay
+/// old is not left for the next look.
+constexpr std::int64_t tick_slack_us = 20'000;
 /// A batch that holds this many ended attempts goes at once.
 constexpr std::size_t batch_events = 10'000;
 
@@ -178,7 +181,8 @@ void look_at_tasks(owner_actor* self) {
   ev.look_scheduled = false;
   if (ev.changed) {
     ev.changed = false;
-    auto old_enough = internal::unix_us_coarse() - look_delay_us;
+    auto old_enough =
+        internal::unix_us_coarse() - look_delay_us + tick_slack_us;
     bool younger = false;
     for (auto& [id, t] : self->state.tasks.entries) {
       if ((t.note.reported && t.note.last == t.state) || !recorded(t))

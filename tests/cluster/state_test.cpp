@@ -292,8 +292,10 @@ BOOST_AUTO_TEST_CASE(get_actor_shows_each_restart_with_its_cause) {
       return false;
     }
   }));
-  BOOST_TEST((*again)["restarts"] == "1");
-  BOOST_REQUIRE(again->history.size() == 1u);
+  // Its instance may have gone with the head's node and restarted once
+  // more since: the first restart is still the one seen before.
+  BOOST_TEST(std::stoi((*again)["restarts"]) >= 1);
+  BOOST_REQUIRE(!again->history.empty());
   BOOST_TEST(field(again->history[0], "cause") == cause);
   BOOST_TEST((again->history[0] == e->history[0]));
 
@@ -304,7 +306,8 @@ BOOST_AUTO_TEST_CASE(get_actor_shows_each_restart_with_its_cause) {
   auto dead = *prism::state::get(kind::actors, id);
   BOOST_TEST(dead["death_kind"] == "KILLED");
   BOOST_TEST(!dead["death_cause"].empty());
-  BOOST_TEST(dead.history.size() == 1u);
+  BOOST_REQUIRE(!dead.history.empty());
+  BOOST_TEST((dead.history[0] == e->history[0]));
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

@@ -483,7 +483,9 @@ inline protocol::actor_update sample(type_tag<protocol::actor_update>,
           .max_task_retries = 3,
           .death_kind = internal::death_kind::out_of_restarts,
           .death_cause = "node died",
-          .host_contact = "10.0.0.9:41009"};
+          .host_contact = "10.0.0.9:41009",
+          .node = node_id{unique_id{0x5be0, 0xc2a7}},
+          .pid = 4123};
 }
 
 inline protocol::actor_updates sample(type_tag<protocol::actor_updates>,
@@ -570,7 +572,8 @@ inline protocol::actor_task sample(type_tag<protocol::actor_task>,
   return {.task = spec.id,
           .method = "counter::add",
           .args = spec.args,
-          .reply_to = a};
+          .reply_to = a,
+          .submit_us = 1'700'000'000'000'001};
 }
 
 inline protocol::actor_task_done sample(type_tag<protocol::actor_task_done>,
@@ -580,7 +583,9 @@ inline protocol::actor_task_done sample(type_tag<protocol::actor_task_done>,
           .incarnation = 3,
           .ok = true,
           .result = some_value(),
-          .error = sample_error()};
+          .error = sample_error(),
+          .start_us = 1'700'000'000'000'002,
+          .end_us = 1'700'000'000'000'003};
 }
 
 inline protocol::actor_tasks_done sample(type_tag<protocol::actor_tasks_done>,
@@ -936,7 +941,13 @@ inline protocol::task_events sample(type_tag<protocol::task_events>,
   failed.worker = some_worker();
   failed.pid = 4123;
   failed.error = "the worker running task 'square' died";
-  return {.events = {first, failed}, .dropped = 3};
+  internal::task_event call;
+  call.task = task_id{some_worker(), 10};
+  call.state = internal::task_state::finished;
+  call.name = "counter::add";
+  call.actor = some_actor_id();
+  call.end_us = first.submit_us + 3000;
+  return {.events = {first, failed, call}, .dropped = 3};
 }
 
 inline protocol::submitted_job some_submitted_job() {
