@@ -95,7 +95,9 @@ std::vector<char> listed_blob(int n) {
   return std::vector<char>(static_cast<std::size_t>(n), 'x');
 }
 
-/// Runs until `path` exists, for a minute at most.
+/// Runs until `path` exists, for a minute at most: a wait on that
+/// condition with a deadline, polled because a task in another process has
+/// nothing to block on.
 int runs_until(std::string path) {
   for (int i = 0; i < 6000 && ::access(path.c_str(), F_OK) != 0; ++i)
     ::usleep(10'000);
