@@ -311,6 +311,7 @@ void embedded_cluster::end_job(owner_client& driver) {
   // Before the end: the control store forgets who takes the job's output
   // once the job ended.
   stop_output_of(driver.current_job(), true);
+  driver.flush_task_events();
   try {
     ask_gcs<bool>(*sys_, gcs_, protocol::finish_job{driver.current_job()},
                   "ending a job");
@@ -341,6 +342,8 @@ void embedded_cluster::end_jobs() {
   for (auto& d : drivers) {
     d->fail_all(err);
     if (gcs_up) {
+      // The calls failed just now are among the events flushed.
+      d->flush_task_events();
       // Acknowledged, hence durable: the next cluster on this storage knows
       // the job ended and its non-detached actors with it.
       caf::scoped_actor self{*sys_};

@@ -162,6 +162,8 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
         if (events)
           self->send(events, std::move(msg));
       },
+      // The events its sender sent before are with the task event store.
+      [](protocol::flush_events_atom) { return true; },
       // -- actors -----------------------------------------------------------
       [self](protocol::create_actor& msg) { return create_actor(self, msg); },
       [self](protocol::actor_started& msg) {

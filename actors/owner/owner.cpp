@@ -12,6 +12,7 @@
 #include "owner/owner_state.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/raylet_gcs.hpp"
+#include "protocol/state.hpp"
 #include "protocol/testing.hpp"
 
 namespace prism::actors::owner_internal {
@@ -115,6 +116,7 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
       [self](look_atom) { look_at_tasks(self); },
       [self](take_call_events_atom) { send_call_events(self); },
+      [self](protocol::flush_events_atom) { return flush_task_events(self); },
       [self](find_home_atom, std::int64_t next_ms) {
         find_home(self, std::chrono::milliseconds{next_ms});
       },

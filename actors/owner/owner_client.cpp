@@ -9,6 +9,7 @@
 #include "net/peers.hpp"
 #include "owner/owner.hpp"
 #include "owner/owner_address.hpp"
+#include "owner/task_events.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_gcs.hpp"
@@ -22,6 +23,10 @@ namespace {
 
 using store_state = internal::memory_store::state;
 using clock = std::chrono::steady_clock;
+
+/// How long a flush of task events waits: the owner waits up to 5 s for
+/// the control store.
+constexpr auto flush_wait = std::chrono::seconds{6};
 
 clock::time_point deadline_of(detail::wait_duration timeout) {
   if (timeout.count() < 0)
@@ -125,6 +130,16 @@ void owner_client::stop_owner() {
 void owner_client::fail_all(const detail::error_info& err) {
   routes_->fail_all(err);
   cfg_.store->fail_all_pending(err);
+}
+
+bool owner_client::flush_task_events() {
+  if (!owner_started_.load() || !task_event_recording())
+    return true;
+  bool flushed = false;
+  caf::scoped_actor self{sys_};
+  self->request(owner_, flush_wait, protocol::flush_events_atom::value)
+      .receive([&](bool ok) { flushed = ok; }, [](const caf::error&) {});
+  return flushed;
 }
 
 owner_client::~owner_client() = default;

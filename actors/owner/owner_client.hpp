@@ -188,6 +188,12 @@ public:
   /// Fails everything still waiting (at shutdown), so that no `get` hangs.
   void fail_all(const detail::error_info& err);
 
+  /// When this process records task events: has the owner send every
+  /// event it kept, the changes of its tasks in flight too, and waits (a
+  /// few seconds at most) until the control store has them. Returns
+  /// whether it has.
+  bool flush_task_events();
+
   /// Whether the owner actor has ended (its store is closed): the worker or
   /// actor this client belongs to is being killed.
   bool owner_ended() const {

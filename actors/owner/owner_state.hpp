@@ -423,6 +423,10 @@ void look_at_tasks(owner_actor* self);
 /// Sends the events of this owner's actor calls that ended (recorded by
 /// its `actor_routes`).
 void send_call_events(owner_actor* self);
+/// Records every change of the tasks in flight, however young, sends it
+/// with every event kept (also the actor calls'), and answers once the
+/// control store has them (protocol::flush_events_atom).
+caf::result<bool> flush_task_events(owner_actor* self);
 /// The scheduling key of a task: tasks of one key share leases.
 std::string key_of(const internal::task_spec& spec);
 /// Changes the state of `t`; refuses (and logs) an impossible change.

@@ -9,12 +9,15 @@
 // Events wait in the owner's bounded buffer (a full buffer drops and
 // counts them) for the control store's task event store, sent a second
 // after the first or at once when a batch's worth ended. Nothing here
-// waits for an answer.
+// waits for an answer, but a flush: when a driver's job ends, its owner
+// records every change, however young, and sends every event it kept, so
+// that a job's last second of tasks is listed too.
 
 #include "owner/task_events.hpp"
 
 #include <atomic>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 
 #include "owner/owner_state.hpp"
@@ -61,6 +64,8 @@ constexpr std::int64_t look_delay_us =
 constexpr std::int64_t tick_slack_us = 20'000;
 /// A batch that holds this many ended attempts goes at once.
 constexpr std::size_t batch_events = 10'000;
+/// How long a flush waits for the control store.
+constexpr auto flush_timeout = std::chrono::seconds{5};
 
 bool recorded(const task_entry& t) {
   // An actor call is recorded by the routes that send it (see
@@ -176,13 +181,14 @@ void note_attempt_ended(owner_actor* self, task_entry& t,
     schedule_look(self);
 }
 
-void look_at_tasks(owner_actor* self) {
+namespace {
+
+/// Records the tasks in flight whose state changed since their last event,
+/// at `old_enough` or before; a look follows for younger changes.
+void record_changes(owner_actor* self, std::int64_t old_enough) {
   auto& ev = self->state.events;
-  ev.look_scheduled = false;
   if (ev.changed) {
     ev.changed = false;
-    auto old_enough =
-        internal::unix_us_coarse() - look_delay_us + tick_slack_us;
     bool younger = false;
     for (auto& [id, t] : self->state.tasks.entries) {
       if ((t.note.reported && t.note.last == t.state) || !recorded(t))
@@ -197,6 +203,14 @@ void look_at_tasks(owner_actor* self) {
     if (younger)
       changed(self);
   }
+}
+
+} // namespace
+
+void look_at_tasks(owner_actor* self) {
+  self->state.events.look_scheduled = false;
+  record_changes(self,
+                 internal::unix_us_coarse() - look_delay_us + tick_slack_us);
   send_batch(self);
 }
 
@@ -208,6 +222,22 @@ void send_call_events(owner_actor* self) {
     return;
   self->send(self->state.cfg.gcs,
              protocol::task_events{std::move(events), dropped});
+}
+
+caf::result<bool> flush_task_events(owner_actor* self) {
+  if (!task_event_recording() || !self->state.cfg.gcs)
+    return true;
+  record_changes(self, std::numeric_limits<std::int64_t>::max());
+  send_batch(self);
+  send_call_events(self);
+  // The control store answers after the events sent before: messages of
+  // one sender arrive in order.
+  auto rp = self->make_response_promise<bool>();
+  self->request(self->state.cfg.gcs, flush_timeout,
+                protocol::flush_events_atom::value)
+      .then([rp](bool) mutable { rp.deliver(true); },
+            [rp](const caf::error&) mutable { rp.deliver(false); });
+  return rp;
 }
 
 } // namespace prism::actors::owner_internal

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/atom.hpp>
+
 #include "prism/detail/runtime.hpp"
 #include "prism/error.hpp"
 #include "prism/internal/task_events.hpp"
@@ -126,5 +128,12 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_events& x) {
   return f(x.events, x.dropped);
 }
+
+/// driver -> its owner: record what changed of the tasks in flight and send
+/// every event kept, then answer once the control store has them (true),
+/// or false past a deadline. owner -> gcs: answered once the events the
+/// owner sent before are with the task event store. A driver's job ends
+/// after it, so that its last second of tasks is listed.
+using flush_events_atom = caf::atom_constant<caf::atom("flushevts")>;
 
 } // namespace prism::protocol

@@ -587,6 +587,32 @@ BOOST_AUTO_TEST_CASE(actor_calls_are_listed_as_tasks_with_each_attempt) {
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 
+// A driver records its tasks' events and sends them a second later at the
+// most; one that ends sooner sends them as its job ends, and waits until
+// the control store has them.
+BOOST_AUTO_TEST_CASE(a_driver_that_ends_at_once_has_its_last_tasks_listed) {
+  process_cluster cluster{recording_driver()};
+  using prism::state::kind;
+  // Its stdin closed at once: 3 tasks, an actor says "hello", and it ends.
+  auto d = start_driver(
+      cluster, {"3", "1", "0"},
+      {"PRISM_ADDRESS=" + cluster.address(), "PRISM_TASK_EVENTS=1"}, "ends");
+  BOOST_REQUIRE_MESSAGE(d.finish(cluster) == 0, d.err_text());
+  // Listed as the driver ended, not a batch later.
+  auto tasks =
+      prism::state::list(kind::tasks, with({"name=output_driver::shout"}, 10));
+  BOOST_TEST(tasks.matched == 3u);
+  for (auto& t : tasks.entries)
+    BOOST_TEST(t["state"] == "FINISHED");
+  auto calls = prism::state::list(kind::tasks, with({"type=ACTOR_TASK"}, 10));
+  BOOST_REQUIRE(calls.matched == 1u);
+  BOOST_TEST(contains(calls.entries[0]["name"], "say"),
+             calls.entries[0]["name"]);
+  BOOST_TEST(calls.entries[0]["state"] == "FINISHED");
+  BOOST_TEST(tasks.dropped_events == 0u);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 } // namespace state_test
