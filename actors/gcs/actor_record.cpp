@@ -80,10 +80,15 @@ std::optional<internal::actor_spec> decode_spec(const std::string& bytes) {
   detail::byte_buffer buf{bytes.begin(), bytes.end()};
   if (auto spec = decode(buf))
     return spec;
-  // A spec stored before `shared_host` was written ends before it: read
-  // as a spec whose actor has a process of its own.
-  buf.push_back(0);
-  return decode(std::move(buf));
+  // A spec stored before its last fields were written ends before them:
+  // read as a spec with their defaults, each a zero byte (no
+  // `concurrency_groups`, and before that, no `shared_host`).
+  for (int missing = 1; missing <= 2; ++missing) {
+    buf.push_back(0);
+    if (auto spec = decode(buf))
+      return spec;
+  }
+  return std::nullopt;
 }
 
 persistence::actor_record record_of(const actor_entry& a) {

@@ -54,9 +54,27 @@ caf::response_promise create_actor(gcs_actor* self,
     // The same request again (the control store restarted before it
     // answered): it is done already.
     add_subscriber(i->second, msg.owner);
-    return reply_when_durable(self, caf::make_message(detail::error_info{}));
+    return reply_when_durable(
+        self, msg.get_if_exists ? caf::make_message(protocol::actor_found{})
+                                : caf::make_message(detail::error_info{}));
   }
-  return reply_when_durable(self, register_actor(self, msg));
+  if (!msg.get_if_exists)
+    return reply_when_durable(self, register_actor(self, msg));
+  // The name's live holder, or this actor under the name: decided here, one
+  // request at a time, so callers that race all end up with one actor.
+  protocol::actor_found found;
+  auto n = st.named.find({msg.spec.ns, msg.spec.name});
+  auto a = n != st.named.end() ? st.entries.find(n->second) : st.entries.end();
+  if (a != st.entries.end()) {
+    found.found = true;
+    found.actor = a->second.spec.id;
+    found.class_tag = a->second.spec.class_tag;
+  } else {
+    if (n != st.named.end())
+      st.named.erase(n); // A name of no known actor holds nothing.
+    register_actor(self, msg);
+  }
+  return reply_when_durable(self, caf::make_message(found));
 }
 
 // -- instances ----------------------------------------------------------------

@@ -62,6 +62,11 @@ void actor_routes::created(const actor_id& actor, std::int32_t max_task_retries,
   r.creation = msg;
 }
 
+void actor_routes::forget(const actor_id& actor) {
+  std::lock_guard<std::mutex> guard{mu_};
+  routes_.erase(actor);
+}
+
 detail::error_info actor_routes::died(const actor_id& actor,
                                       const route& r) const {
   detail::error_info err;

@@ -48,6 +48,10 @@ public:
   void created(const actor_id& actor, std::int32_t max_task_retries,
                const protocol::create_actor& msg);
 
+  /// Forgets `actor`, which this owner asked to create and the control
+  /// store did not (`get_if_exists` found another): no call was made to it.
+  void forget(const actor_id& actor);
+
   /// Queues a call and sends what can be sent. A call with `ready` false
   /// waits (and later calls wait behind it) until `resolved`.
   /// `held` are objects of this owner the call holds until it ends; `job`

@@ -160,6 +160,7 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
   spec.resources = internal::resource_set{opts.resources};
   spec.max_retries = opts.max_retries;
   spec.retry_exceptions = opts.retry_exceptions;
+  spec.retry_exception_types = opts.retry_exception_types;
   spec.affinity = opts.affinity;
   spec.affinity_soft = opts.affinity_soft;
   spec.durable = opts.durable;
@@ -378,7 +379,7 @@ actor_id owner_client::create_actor(const std::string& factory,
   }
   spec.args = std::move(args);
   spec.name = opts.name;
-  spec.ns = opts.ns.empty() ? cfg_.ns : opts.ns;
+  spec.ns = ns_or_job(opts.ns);
   spec.detached = opts.detached;
   spec.max_restarts = opts.max_restarts;
   spec.max_task_retries = opts.max_task_retries;
@@ -386,12 +387,27 @@ actor_id owner_client::create_actor(const std::string& factory,
   spec.resources = internal::resource_set{opts.resources};
   spec.owner = cfg_.self;
   spec.shared_host = opts.shared_host;
+  spec.concurrency_groups = opts.concurrency_groups;
   auto id = spec.id;
-  protocol::create_actor msg{std::move(spec), owner_handle()};
+  protocol::create_actor msg{std::move(spec), owner_handle(),
+                             opts.get_if_exists};
   routes_->created(id, msg.spec.max_task_retries, msg);
   if (msg.spec.name.empty()) {
     caf::anon_send(cfg_.gcs, std::move(msg));
     return id;
+  }
+  if (opts.get_if_exists) {
+    auto found = ask_gcs<protocol::actor_found>(sys_, cfg_.gcs, msg,
+                                                "getting or creating actor '" +
+                                                    msg.spec.name + "'");
+    if (!found.found)
+      return id;
+    // Another caller's actor holds the name: this one was never made.
+    routes_->forget(id);
+    if (found.class_tag != class_tag)
+      detail::throw_type_mismatch(class_tag, found.class_tag,
+                                  "actor '" + msg.spec.name + "'");
+    return found.actor;
   }
   // A named actor is registered before this returns, so that a taken name
   // is an error here and `get_actor` finds the actor right after.
@@ -402,10 +418,9 @@ actor_id owner_client::create_actor(const std::string& factory,
   return id;
 }
 
-detail::ref_ptr
-owner_client::submit_actor_task(const actor_id& actor,
-                                const std::string& method,
-                                std::vector<detail::task_arg> args) {
+detail::ref_ptr owner_client::submit_actor_task(
+    const actor_id& actor, const std::string& method,
+    std::vector<detail::task_arg> args, const detail::call_options& opts) {
   auto tid = next_task_id();
   auto result_id = object_id{tid, 1};
   cfg_.store->add_pending(result_id);
@@ -413,13 +428,14 @@ owner_client::submit_actor_task(const actor_id& actor,
   bool ready = std::none_of(args.begin(), args.end(),
                             [](const auto& arg) { return arg.by_ref; });
   const auto& owner = owner_handle();
+  protocol::actor_task call{tid, method, {}, owner};
+  call.group = opts.concurrency_group;
   if (ready) {
-    routes_->submit(actor,
-                    protocol::actor_task{tid, method, std::move(args), owner},
-                    true, std::move(held), job_);
+    call.args = std::move(args);
+    routes_->submit(actor, std::move(call), true, std::move(held), job_);
   } else {
-    routes_->submit(actor, protocol::actor_task{tid, method, args, owner},
-                    false, std::move(held), job_);
+    call.args = args;
+    routes_->submit(actor, std::move(call), false, std::move(held), job_);
     caf::anon_send(owner,
                    protocol::resolve_actor_call{actor, tid, std::move(args)});
   }
@@ -431,7 +447,7 @@ std::optional<actor_id> owner_client::find_actor(const std::string& name,
                                                  std::uint64_t class_tag) {
   auto found = ask_gcs<protocol::actor_found>(
       sys_, cfg_.gcs,
-      protocol::lookup_actor{ns != nullptr ? *ns : cfg_.ns, name},
+      protocol::lookup_actor{ns != nullptr ? *ns : this->ns(), name},
       "looking up actor '" + name + "'");
   if (!found.found)
     return std::nullopt;
@@ -497,6 +513,23 @@ std::optional<state::entry> owner_client::get_state(state::kind k,
   if (!reply.found)
     return std::nullopt;
   return std::move(reply.entry);
+}
+
+std::string owner_client::ns() {
+  if (!cfg_.ns.empty() || !in_worker_)
+    return cfg_.ns;
+  // A worker runs tasks of any job of its node; the control store knows
+  // each job's namespace.
+  auto job = job_;
+  std::lock_guard<std::mutex> guard{ns_mu_};
+  if (auto i = job_ns_.find(job); i != job_ns_.end())
+    return i->second;
+  auto entry = get_state(state::kind::jobs, std::to_string(job.value));
+  auto ns = entry ? (*entry)["namespace"] : std::string{};
+  if (job_ns_.size() >= 1024)
+    job_ns_.clear(); // Workers of an embedded cluster outlive many jobs.
+  job_ns_.emplace(job, ns);
+  return ns;
 }
 
 std::vector<state::count>

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -63,9 +64,10 @@ public:
                         std::vector<detail::task_arg> args,
                         const detail::actor_options& opts) override;
 
-  detail::ref_ptr
-  submit_actor_task(const actor_id& actor, const std::string& method,
-                    std::vector<detail::task_arg> args) override;
+  detail::ref_ptr submit_actor_task(const actor_id& actor,
+                                    const std::string& method,
+                                    std::vector<detail::task_arg> args,
+                                    const detail::call_options& opts) override;
 
   std::optional<actor_id> find_actor(const std::string& name,
                                      const std::string* ns,
@@ -170,10 +172,10 @@ public:
   /// or actor this client belongs to.
   void stop_owner();
 
-  /// The job's namespace.
-  const std::string& ns() const {
-    return cfg_.ns;
-  }
+  /// The namespace of the job this client works for: a driver's, an
+  /// actor's, or (in a worker) that of the job of the task it runs, looked
+  /// up in the control store once per job.
+  std::string ns();
 
   /// The actor system this client's actors run in.
   caf::actor_system& system() const {
@@ -202,8 +204,8 @@ public:
 
 private:
   /// `ns`, or the job's namespace if `ns` is empty.
-  const std::string& ns_or_job(const std::string& ns) const {
-    return ns.empty() ? cfg_.ns : ns;
+  std::string ns_or_job(const std::string& ns) {
+    return ns.empty() ? this->ns() : ns;
   }
 
   task_id next_task_id();
@@ -234,6 +236,9 @@ private:
   std::int32_t current_attempt_ = 0;
   bool in_worker_ = false;
   bool blocked_ = false;
+  /// A worker's namespaces of the jobs it ran tasks of, once looked up.
+  std::mutex ns_mu_;
+  std::map<job_id, std::string> job_ns_;
 };
 
 } // namespace prism::actors

@@ -299,9 +299,12 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
   if (d.ok) {
     finish_task(self, d);
   } else {
-    bool may_retry = d.error.code == errc::task_failed
-                         ? t->second.spec.retry_exceptions
-                         : is_retryable(d.error.code);
+    const auto& spec = t->second.spec;
+    bool may_retry =
+        d.error.code == errc::task_failed
+            ? spec.retry_exceptions &&
+                  (spec.retry_exception_types.empty() || d.retry_listed)
+            : is_retryable(d.error.code);
     if (!may_retry || !retry_task(self, t->second, d.error.message))
       fail_task(self, d.task, d.error);
   }

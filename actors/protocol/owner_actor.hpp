@@ -23,11 +23,13 @@ struct actor_task {
   /// When the caller made it (microseconds since the Unix epoch), if its
   /// owner records task events; then the host times the call. 0 otherwise.
   std::int64_t submit_us = 0;
+  /// The concurrency group the caller chose; empty for the method's own.
+  std::string group;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, actor_task& x) {
-  return f(x.task, x.method, x.args, x.reply_to, x.submit_us);
+  return f(x.task, x.method, x.args, x.reply_to, x.submit_us, x.group);
 }
 
 /// actor host -> caller's owner: how one call ended.

@@ -16,15 +16,18 @@ namespace prism::protocol {
 
 /// owner -> gcs: create an actor. Answered with an `error_info` whose code is
 /// `ok` when the actor is registered (its name was free); the creator's
-/// owner is subscribed to the actor's updates.
+/// owner is subscribed to the actor's updates. With `get_if_exists` (named
+/// actors only), answered with an `actor_found` instead: `found` with the
+/// live actor that has the name, or not found when this one was registered.
 struct create_actor {
   internal::actor_spec spec;
   caf::actor owner;
+  bool get_if_exists = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, create_actor& x) {
-  return f(x.spec, x.owner);
+  return f(x.spec, x.owner, x.get_if_exists);
 }
 
 /// owner -> gcs: send me the actor's state now and whenever it changes.

@@ -34,6 +34,10 @@ struct task_done {
   bool ok = false;
   detail::value result;
   detail::error_info error;
+  /// The task threw an exception of one of its spec's
+  /// `retry_exception_types` (the worker alone can tell: it holds the
+  /// exception).
+  bool retry_listed = false;
   /// Time the function ran, for the owner's pipelining decisions.
   std::int64_t run_ns = 0;
   /// When the run began, in microseconds since the Unix epoch by the
@@ -49,7 +53,7 @@ struct task_done {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_done& x) {
   return f(x.task, x.attempt, x.lease_id, static_cast<unique_id&>(x.worker),
-           x.ok, x.result, x.error, x.run_ns, x.start_us,
+           x.ok, x.result, x.error, x.retry_listed, x.run_ns, x.start_us,
            static_cast<unique_id&>(x.stored_at), x.store, x.store_contact);
 }
 

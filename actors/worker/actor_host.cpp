@@ -1,7 +1,10 @@
 #include "worker/actor_host.hpp"
 
 #include <deque>
+#include <memory>
 #include <mutex>
+#include <optional>
+#include <unordered_map>
 
 #include <unistd.h>
 
@@ -41,6 +44,10 @@ struct instance_state {
   std::shared_ptr<owner_client> client;
   detail::actor_context ctx;
   std::atomic<bool> exit_requested{false};
+  /// The host has ended (killed, or its instance lost): the calls of a
+  /// batch that have not started never run; their callers learn of the
+  /// actor's end from the control store.
+  std::atomic<bool> ended{false};
   std::string failure;
   /// Its class, as its process's output names it (common/output_source.hpp).
   std::string source;
@@ -56,16 +63,43 @@ struct instance_state {
   bool flush_requested = false;            // guarded by answers_mu
 };
 
+/// The calls of one concurrency group: they wait in order, and run at most
+/// `limit` at once.
+struct call_group {
+  std::int32_t limit = 1;
+  std::int32_t running = 0;
+  std::deque<protocol::actor_task> queue;
+};
+
+/// An actor's named concurrency groups, made only for an actor that has
+/// some: most have none, and an idle actor stays small.
+struct named_groups {
+  std::vector<std::pair<std::string, call_group>> groups;
+  /// Each method's group index, once looked up.
+  std::unordered_map<std::string, std::size_t> of_method;
+};
+
 struct host_state {
   static inline const char* name = "actor_host";
 
   actor_host_config cfg;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<instance_state> inst;
-  std::deque<protocol::actor_task> queue;
-  std::int32_t running = 0;
+  /// The default group (`max_concurrency`), index 0, in which the
+  /// constructor runs too; the actor's named groups are 1 and up (see
+  /// `group`).
+  call_group default_group;
+  std::unique_ptr<named_groups> named;
   bool ready = false;
   bool ending = false;
+
+  std::size_t num_groups() const {
+    return 1 + (named ? named->groups.size() : 0);
+  }
+
+  call_group& group(std::size_t index) {
+    return index == 0 ? default_group : named->groups[index - 1].second;
+  }
   /// Why it ended, for the calls it refuses.
   std::string end_cause;
 };
@@ -143,6 +177,8 @@ void run_calls(instance_state& inst, const caf::actor& host,
   auto& registry = detail::function_registry::instance();
   with_actor_context(inst, [&] {
     for (auto& call : calls) {
+      if (inst.ended.load(std::memory_order_relaxed))
+        break;
       protocol::actor_task_done done;
       done.actor = actor;
       done.task = call.task;
@@ -195,6 +231,7 @@ void construct(host_actor* self) {
   for (auto& arg : st.cfg.spec.args)
     args.push_back(std::move(arg.inline_value));
   st.cfg.spec.args.clear();
+  st.default_group.running = 1;
   st.cfg.pool->submit([inst = st.inst, factory = st.cfg.spec.factory,
                        args = std::move(args), me] {
     with_actor_context(*inst, [&] {
@@ -214,25 +251,31 @@ void construct(host_actor* self) {
                         err.exception_type + ": " + err.message;
       }
     });
-    caf::anon_send(me, ran_atom::value, std::int32_t{1});
+    caf::anon_send(me, ran_atom::value, std::int32_t{0});
   });
-  st.running = 1;
 }
 
 /// How long an ending host waits for the control store to take its end.
 constexpr auto end_report_timeout = std::chrono::seconds{5};
 
-/// Answers `call` that its actor is dead.
-void refuse_call(host_actor* self, const protocol::actor_task& call) {
+/// Fails `call` with `code` and `message`, unrun.
+void fail_call(host_actor* self, const protocol::actor_task& call, errc code,
+               std::string message) {
   auto& st = self->state;
   protocol::actor_task_done done;
   done.actor = st.cfg.spec.id;
   done.task = call.task;
   done.incarnation = st.cfg.incarnation;
-  done.error.code = errc::actor_died;
-  done.error.message =
-      "actor " + st.cfg.spec.id.hex() + " is dead: " + st.end_cause;
+  done.error.code = code;
+  done.error.message = std::move(message);
   self->send(call.reply_to, std::move(done));
+}
+
+/// Answers `call` that its actor is dead.
+void refuse_call(host_actor* self, const protocol::actor_task& call) {
+  auto& st = self->state;
+  fail_call(self, call, errc::actor_died,
+            "actor " + st.cfg.spec.id.hex() + " is dead: " + st.end_cause);
 }
 
 void end_instance(host_actor* self, internal::death_kind kind,
@@ -240,9 +283,12 @@ void end_instance(host_actor* self, internal::death_kind kind,
   auto& st = self->state;
   st.ending = true;
   st.end_cause = cause;
-  for (auto& call : st.queue)
-    refuse_call(self, call);
-  st.queue.clear();
+  for (std::size_t i = 0; i < st.num_groups(); ++i) {
+    auto& g = st.group(i);
+    for (auto& call : g.queue)
+      refuse_call(self, call);
+    g.queue.clear();
+  }
   // The host ends once the control store has the end: a worker process
   // exits with its last host, and its node would report the instance lost
   // (a crash, which restarts it) if the end were still on its way.
@@ -253,30 +299,37 @@ void end_instance(host_actor* self, internal::death_kind kind,
             [self](caf::error&) { self->quit(caf::exit_reason::normal); });
 }
 
-// Hands queued calls to the pool, up to the actor's concurrency: in batches
-// when the actor runs one call at a time.
+// Hands group `index`'s queued calls to the pool, up to the group's
+// concurrency: in batches when it runs one call at a time.
+void run_group(host_actor* self, std::size_t index) {
+  auto& st = self->state;
+  auto& g = st.group(index);
+  while (g.running < g.limit && !g.queue.empty()) {
+    std::vector<protocol::actor_task> batch;
+    auto n = g.limit == 1 ? std::min(max_batch, g.queue.size()) : 1;
+    batch.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      batch.push_back(std::move(g.queue.front()));
+      g.queue.pop_front();
+    }
+    ++g.running;
+    auto me = caf::actor_cast<caf::actor>(self);
+    st.cfg.pool->submit([inst = st.inst, actor = st.cfg.spec.id,
+                         inc = st.cfg.incarnation, me,
+                         group = static_cast<std::int32_t>(index),
+                         batch = std::move(batch)]() mutable {
+      run_calls(*inst, me, actor, inc, batch);
+      caf::anon_send(me, ran_atom::value, group);
+    });
+  }
+}
+
 void run_queued(host_actor* self) {
   auto& st = self->state;
   if (!st.ready || st.ending)
     return;
-  auto limit = st.cfg.spec.max_concurrency;
-  while (st.running < limit && !st.queue.empty()) {
-    std::vector<protocol::actor_task> batch;
-    auto n = limit == 1 ? std::min(max_batch, st.queue.size()) : 1;
-    batch.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      batch.push_back(std::move(st.queue.front()));
-      st.queue.pop_front();
-    }
-    ++st.running;
-    auto me = caf::actor_cast<caf::actor>(self);
-    st.cfg.pool->submit([inst = st.inst, actor = st.cfg.spec.id,
-                         inc = st.cfg.incarnation, me,
-                         batch = std::move(batch)]() mutable {
-      run_calls(*inst, me, actor, inc, batch);
-      caf::anon_send(me, ran_atom::value, std::int32_t{1});
-    });
-  }
+  for (std::size_t i = 0; i < st.num_groups(); ++i)
+    run_group(self, i);
 }
 
 // Tells the control store that the instance runs, through its process's
@@ -310,13 +363,51 @@ make_owner_client(host_actor* self,
   return std::make_shared<owner_client>(self->system(), std::move(oc));
 }
 
+/// The group of `name`, or none.
+std::optional<std::size_t> group_named(const host_state& st,
+                                       const std::string& name) {
+  if (st.named)
+    for (std::size_t i = 0; i < st.named->groups.size(); ++i)
+      if (st.named->groups[i].first == name)
+        return i + 1;
+  return std::nullopt;
+}
+
+/// The group `call` runs in: the one its caller chose, else the one its
+/// method is bound to (the default group if the actor has no such group),
+/// else the default one. None if the caller chose a group the actor lacks.
+std::optional<std::size_t> group_of(host_state& st,
+                                    const protocol::actor_task& call) {
+  if (!call.group.empty())
+    return group_named(st, call.group);
+  if (!st.named)
+    return 0;
+  auto& of_method = st.named->of_method;
+  auto i = of_method.find(call.method);
+  if (i == of_method.end()) {
+    auto bound = detail::function_registry::instance().group_of(call.method);
+    auto index = bound.empty() ? 0 : group_named(st, bound).value_or(0);
+    i = of_method.emplace(call.method, index).first;
+  }
+  return i->second;
+}
+
 void on_call(host_actor* self, protocol::actor_task& call) {
-  if (self->state.ending) {
+  auto& st = self->state;
+  if (st.ending) {
     refuse_call(self, call);
     return;
   }
-  self->state.queue.push_back(std::move(call));
-  run_queued(self);
+  auto index = group_of(st, call);
+  if (!index) {
+    fail_call(self, call, errc::invalid_argument,
+              "actor " + st.cfg.spec.id.hex() + " has no concurrency group '" +
+                  call.group + "'");
+    return;
+  }
+  st.group(*index).queue.push_back(std::move(call));
+  if (st.ready)
+    run_group(self, *index);
 }
 
 // A new control store learns from this that the instance runs; one still
@@ -327,11 +418,15 @@ void on_gcs_restarted(host_actor* self) {
     report_started(self);
 }
 
-// A batch of calls (or the constructor) ran on the pool.
-void on_ran(host_actor* self) {
+// A batch of calls of group `group` (or the constructor) ran on the pool.
+void on_ran(host_actor* self, std::int32_t group) {
   auto& st = self->state;
-  --st.running;
-  if (!st.ready && !st.ending) {
+  auto index = static_cast<std::size_t>(group);
+  --st.group(index).running;
+  if (st.ending)
+    return;
+  bool constructed = !st.ready;
+  if (constructed) {
     if (!st.inst->failure.empty()) {
       end_instance(self, internal::death_kind::constructor_failed,
                    st.inst->failure);
@@ -340,12 +435,16 @@ void on_ran(host_actor* self) {
     st.ready = true;
     report_started(self);
   }
-  if (st.inst->exit_requested.load() && !st.ending) {
+  if (st.inst->exit_requested.load()) {
     end_instance(self, internal::death_kind::exited,
                  "the actor exited by calling exit_actor");
     return;
   }
-  run_queued(self);
+  // Calls that came while it was constructed wait in every group.
+  if (constructed)
+    run_queued(self);
+  else
+    run_group(self, index);
 }
 
 caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
@@ -357,10 +456,17 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   st.inst->source = actor_class_of(st.cfg.spec.factory);
   st.inst->ctx.actor = st.cfg.spec.id;
   st.inst->ctx.num_restarts = st.cfg.incarnation;
+  st.default_group.limit = st.cfg.spec.max_concurrency;
+  if (!st.cfg.spec.concurrency_groups.empty()) {
+    st.named = std::make_unique<named_groups>();
+    for (const auto& g : st.cfg.spec.concurrency_groups)
+      st.named->groups.emplace_back(g.name, call_group{g.size, 0, {}});
+  }
   auto self_id = worker_id{unique_id::random()};
   st.inst->client = make_owner_client(
       self, std::make_shared<internal::memory_store>(), self_id);
   self->attach_functor([inst = st.inst, dir = st.cfg.directory, self_id] {
+    inst->ended = true;
     send_answers(*inst);
     dir->remove(self_id);
     detail::error_info err;
@@ -375,7 +481,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
       [self](protocol::actor_task& call) { on_call(self, call); },
       [self](const protocol::gcs_restarted&) { on_gcs_restarted(self); },
       [self](flush_atom) { send_answers(*self->state.inst); },
-      [self](ran_atom, std::int32_t) { on_ran(self); },
+      [self](ran_atom, std::int32_t group) { on_ran(self, group); },
   };
 }
 

@@ -12,6 +12,7 @@
 #include "common/output_source.hpp"
 #include "common/user_errors.hpp"
 #include "owner/owner_client.hpp"
+#include "prism/detail/exception_types.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "prism/internal/task_events.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
@@ -85,6 +86,9 @@ void call_function(worker_actor* self, internal::task_spec& spec,
     done.ok = true;
   } catch (...) {
     done.error = error_of_current_exception(spec.function);
+    done.retry_listed = !spec.retry_exception_types.empty() &&
+                        detail::exception_is_one_of(std::current_exception(),
+                                                    spec.retry_exception_types);
   }
   detail::set_thread_runtime(nullptr);
   st.client->end_task();

@@ -13,6 +13,10 @@ struct function_registry::impl {
   mutable std::mutex mu;
   std::unordered_map<std::string, entry> by_name GUARDED_BY(mu);
   std::unordered_map<std::string, std::string> by_key GUARDED_BY(mu);
+  /// Concurrency groups of methods, by the method's key: bound before or
+  /// after the method is registered.
+  std::unordered_map<std::string, std::string> groups GUARDED_BY(mu);
+  std::unordered_map<std::string, std::string> key_of GUARDED_BY(mu);
   std::vector<std::string> static_errors GUARDED_BY(mu);
 };
 
@@ -36,8 +40,30 @@ void function_registry::add(std::string name, std::string key, entry e) {
   if (auto i = st.by_key.find(key); i != st.by_key.end())
     throw registration_error("function '" + name +
                              "' is already registered as '" + i->second + "'");
+  st.key_of.emplace(name, key);
   st.by_key.emplace(std::move(key), name);
   st.by_name.emplace(name, std::move(e));
+}
+
+void function_registry::set_group(std::string key, std::string group) {
+  if (group.empty())
+    throw registration_error("a concurrency group needs a name");
+  auto& st = state();
+  std::lock_guard<std::mutex> guard{st.mu};
+  auto [i, added] = st.groups.emplace(std::move(key), group);
+  if (!added && i->second != group)
+    throw registration_error("a method is bound to concurrency groups '" +
+                             i->second + "' and '" + group + "'");
+}
+
+std::string function_registry::group_of(const std::string& name) const {
+  auto& st = state();
+  std::lock_guard<std::mutex> guard{st.mu};
+  auto k = st.key_of.find(name);
+  if (k == st.key_of.end())
+    return {};
+  auto g = st.groups.find(k->second);
+  return g != st.groups.end() ? g->second : std::string{};
 }
 
 const function_registry::entry*

@@ -1,8 +1,9 @@
 #pragma once
 
-// The output driver (programs/output_driver.cpp) as the cluster tests run
-// it: a program of its own, its stdout and stderr in files of the session,
-// its stdin a pipe the test writes to and closes.
+// The driver programs (programs/) as the cluster tests run them, the output
+// driver (programs/output_driver.cpp) above all: a program of its own, its
+// stdout and stderr in files of the session, its stdin a pipe the test
+// writes to and closes.
 
 #include <cstring>
 #include <fcntl.h>
@@ -81,13 +82,14 @@ struct driver_process {
   }
 };
 
-/// Starts the output driver with `args` and the environment entries `env`
-/// on top of this process's (PRISM_ADDRESS and PRISM_SESSION_DIR left out
-/// unless given).
-inline driver_process start_driver(process_cluster& s,
-                                   const std::vector<std::string>& args,
-                                   const std::vector<std::string>& env,
-                                   const std::string& name) {
+/// Starts the driver program at `path` with `args` and the environment
+/// entries `env` on top of this process's (PRISM_ADDRESS and
+/// PRISM_SESSION_DIR left out unless given); its output goes to files of
+/// the session named after `name`.
+inline driver_process start_program(process_cluster& s, const std::string& path,
+                                    const std::vector<std::string>& args,
+                                    const std::vector<std::string>& env,
+                                    const std::string& name) {
   driver_process d;
   d.out = std::filesystem::path{s.session_dir()} / (name + ".out");
   d.err = std::filesystem::path{s.session_dir()} / (name + ".err");
@@ -102,7 +104,7 @@ inline driver_process start_driver(process_cluster& s,
   for (auto& e : env_s)
     envp.push_back(e.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_s{PRISM_OUTPUT_DRIVER_PATH};
+  std::vector<std::string> argv_s{path};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s)
@@ -121,10 +123,18 @@ inline driver_process start_driver(process_cluster& s,
                          envp.data());
   ::posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
-  BOOST_REQUIRE_MESSAGE(
-      rc == 0, "cannot start the output driver: " << std::strerror(rc));
+  BOOST_REQUIRE_MESSAGE(rc == 0,
+                        "cannot start " << path << ": " << std::strerror(rc));
   d.stdin_fd = in[1];
   return d;
+}
+
+/// Starts the output driver (see `start_program`).
+inline driver_process start_driver(process_cluster& s,
+                                   const std::vector<std::string>& args,
+                                   const std::vector<std::string>& env,
+                                   const std::string& name) {
+  return start_program(s, PRISM_OUTPUT_DRIVER_PATH, args, env, name);
 }
 
 } // namespace prism::cluster_test

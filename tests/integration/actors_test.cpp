@@ -9,6 +9,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -152,7 +153,17 @@ int add_through(prism::actor_handle<counter> target, int x) {
   return prism::get(target.task(&counter::add).remote(x), result_timeout);
 }
 
-PRISM_REMOTE(actors_test::square, actors_test::add_through);
+/// A task that looks up the counter named "tally" in its job's namespace
+/// and reads it; -1 if there is none.
+int read_tally() {
+  auto found = prism::get_actor<counter>("tally");
+  if (!found)
+    return -1;
+  return prism::get(found->task(&counter::read).remote(), result_timeout);
+}
+
+PRISM_REMOTE(actors_test::square, actors_test::add_through,
+             actors_test::read_tally);
 PRISM_REMOTE(actors_test::counter::create, &actors_test::counter::add,
              &actors_test::counter::read, &actors_test::counter::restarted,
              &actors_test::counter::fail, &actors_test::counter::quit,
@@ -259,6 +270,77 @@ BOOST_AUTO_TEST_CASE(get_actor_in_another_namespace_finds_nothing) {
   BOOST_TEST(!prism::get_actor<counter>("solo", "ns_b").has_value());
   // The driver's own namespace is anonymous, so it is not "ns_a" either.
   BOOST_TEST(!prism::get_actor<counter>("solo").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(get_if_exists_returns_the_live_actor_of_the_name) {
+  auto first = prism::actor(counter::create).name("only").remote(5);
+  BOOST_REQUIRE(call_add(first, 1) == 6);
+  auto second =
+      prism::actor(counter::create).name("only").get_if_exists().remote(100);
+  BOOST_TEST(second.id().hex() == first.id().hex());
+  BOOST_TEST(call_read(second) == 6);
+  BOOST_TEST(counter_builds.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(get_if_exists_creates_the_actor_when_the_name_is_free) {
+  auto h =
+      prism::actor(counter::create).name("fresh").get_if_exists().remote(3);
+  BOOST_TEST(call_read(h) == 3);
+  auto found = prism::get_actor<counter>("fresh");
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(found->id().hex() == h.id().hex());
+}
+
+BOOST_AUTO_TEST_CASE(callers_racing_with_get_if_exists_get_one_actor) {
+  constexpr int callers = 8;
+  std::vector<std::string> ids(callers);
+  prism_test::rendezvous start;
+  start.reset(callers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < callers; ++i)
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      ids[i] = prism::actor(counter::create)
+                   .name("raced", "racing")
+                   .get_if_exists()
+                   .remote(i)
+                   .id()
+                   .hex();
+    });
+  for (auto& t : threads)
+    t.join();
+  for (const auto& id : ids)
+    BOOST_TEST(id == ids[0]);
+  auto found = prism::get_actor<counter>("raced", "racing");
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(found->id().hex() == ids[0]);
+  call_read(*found);
+  BOOST_TEST(counter_builds.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(get_if_exists_after_a_kill_makes_a_new_actor) {
+  auto old = prism::actor(counter::create).name("again").remote(1);
+  prism::kill(old);
+  BOOST_REQUIRE_MESSAGE(prism_test::wait_until(
+                            [] { return !prism::get_actor<counter>("again"); }),
+                        "the killed actor's name was not freed");
+  auto fresh =
+      prism::actor(counter::create).name("again").get_if_exists().remote(2);
+  BOOST_TEST(fresh.id().hex() != old.id().hex());
+  BOOST_TEST(call_read(fresh) == 2);
+}
+
+BOOST_AUTO_TEST_CASE(get_if_exists_of_another_class_is_a_type_mismatch) {
+  auto h = prism::actor(counter::create).name("typed").remote(0);
+  BOOST_REQUIRE(call_add(h, 1) == 1);
+  BOOST_CHECK_THROW(
+      prism::actor(appender::create).name("typed").get_if_exists().remote(),
+      prism::type_mismatch_error);
+}
+
+BOOST_AUTO_TEST_CASE(get_if_exists_without_a_name_is_an_invalid_argument) {
+  BOOST_CHECK_THROW(prism::actor(counter::create).get_if_exists().remote(0),
+                    prism::invalid_argument_error);
 }
 
 // -- kill and restart ---------------------------------------------------------
@@ -453,6 +535,20 @@ BOOST_AUTO_TEST_CASE(name_without_a_namespace_lives_in_the_jobs_namespace) {
   BOOST_REQUIRE(found.has_value());
   BOOST_TEST(found->id().hex() == h.id().hex());
   BOOST_TEST(!prism::get_actor<counter>("tally", "team_b").has_value());
+}
+
+BOOST_AUTO_TEST_CASE(a_task_looks_up_names_in_its_jobs_namespace) {
+  auto h = prism::actor(counter::create).name("tally").remote(41);
+  BOOST_REQUIRE(call_add(h, 1) == 42);
+  BOOST_TEST(prism::get(prism::task(read_tally).remote(), result_timeout) ==
+             42);
+}
+
+BOOST_AUTO_TEST_CASE(a_task_of_another_namespace_finds_nothing) {
+  auto h = prism::actor(counter::create).name("tally").remote(1);
+  BOOST_REQUIRE(call_add(h, 1) == 2);
+  auto other = prism::client::connect("team_b");
+  BOOST_TEST(prism::get(other.task(read_tally).remote(), result_timeout) == -1);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -20,7 +20,12 @@ std::string write_from_task(std::string key, std::string value,
   return prism::kv::get(key, ns).value_or("missing");
 }
 
-PRISM_REMOTE(kv_test::write_from_task);
+/// Writes `value` under `key` in the namespace of the task's job.
+void write_in_own_namespace(std::string key, std::string value) {
+  prism::kv::put(key, value);
+}
+
+PRISM_REMOTE(kv_test::write_from_task, kv_test::write_in_own_namespace);
 
 BOOST_FIXTURE_TEST_SUITE(kv, cluster_fixture)
 
@@ -75,6 +80,17 @@ BOOST_AUTO_TEST_CASE(tasks_read_and_write_the_table) {
       prism::task(kv_test::write_from_task).remote("from-task", "42", "shared");
   BOOST_TEST(prism::get(ref, result_timeout) == "42");
   BOOST_TEST((prism::kv::get("from-task", "shared") == "42"));
+}
+
+BOOST_AUTO_TEST_CASE(a_task_shares_its_jobs_namespace) {
+  prism::get(prism::task(kv_test::write_in_own_namespace).remote("mine", "1"),
+             result_timeout);
+  BOOST_TEST((prism::kv::get("mine") == "1"));
+  auto other = prism::client::connect("other_job");
+  other.get(other.task(kv_test::write_in_own_namespace).remote("mine", "2"),
+            result_timeout);
+  BOOST_TEST((prism::kv::get("mine") == "1"));
+  BOOST_TEST((prism::kv::get("mine", "other_job") == "2"));
 }
 
 BOOST_AUTO_TEST_CASE(an_empty_key_is_rejected) {

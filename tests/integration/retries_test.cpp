@@ -54,7 +54,34 @@ int records_attempts() {
   return attempt;
 }
 
-PRISM_REMOTE(retries_test::always_throws,
+// Exceptions a task throws by type: a transient one, one derived from it,
+// and one that is not.
+struct transient_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+struct connection_reset : transient_error {
+  using transient_error::transient_error;
+};
+struct bad_input : std::logic_error {
+  using std::logic_error::logic_error;
+};
+
+std::atomic<int> typed_runs{0};
+
+// Throws `what` (0: transient_error, 1: connection_reset, 2: bad_input) on
+// its first two runs, then returns 9.
+int throws_by_type(int what) {
+  if (++typed_runs <= 2) {
+    if (what == 0)
+      throw transient_error("transient");
+    if (what == 1)
+      throw connection_reset("reset");
+    throw bad_input("bad");
+  }
+  return 9;
+}
+
+PRISM_REMOTE(retries_test::always_throws, retries_test::throws_by_type,
              retries_test::fails_twice_then_returns_7,
              retries_test::fails_five_times_then_returns_8,
              retries_test::records_attempts);
@@ -68,6 +95,7 @@ struct retries_fixture : prism_test::cluster_fixture {
     always_throws_runs = 0;
     fails_twice_runs = 0;
     fails_five_times_runs = 0;
+    typed_runs = 0;
     std::lock_guard<std::mutex> guard{attempts_mu};
     attempts_seen.clear();
   }
@@ -146,6 +174,48 @@ BOOST_AUTO_TEST_CASE(attempt_counts_up_by_one_with_each_run) {
   std::lock_guard<std::mutex> guard{attempts_mu};
   BOOST_TEST(attempts_seen == (std::vector<int>{0, 1, 2}),
              boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_listed_exception_type_is_retried) {
+  auto ref = prism::task(throws_by_type)
+                 .retry_exceptions<transient_error>()
+                 .max_retries(3)
+                 .remote(0);
+  BOOST_TEST(prism::get(ref, result_timeout) == 9);
+  BOOST_TEST(typed_runs.load() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_type_derived_from_a_listed_one_is_retried) {
+  auto ref = prism::task(throws_by_type)
+                 .retry_exceptions<bad_input, transient_error>()
+                 .max_retries(3)
+                 .remote(1);
+  BOOST_TEST(prism::get(ref, result_timeout) == 9);
+  BOOST_TEST(typed_runs.load() == 3);
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_of_a_type_not_listed_is_not_retried) {
+  auto ref = prism::task(throws_by_type)
+                 .retry_exceptions<transient_error>()
+                 .max_retries(3)
+                 .remote(2);
+  try {
+    prism::get(ref, result_timeout);
+    BOOST_FAIL("an exception that is not listed was retried");
+  } catch (const prism::task_error& e) {
+    BOOST_TEST(e.exception_type() == "retries_test::bad_input");
+  }
+  BOOST_TEST(typed_runs.load() == 1);
+}
+
+BOOST_AUTO_TEST_CASE(retry_exceptions_true_after_a_list_retries_any_type) {
+  auto ref = prism::task(throws_by_type)
+                 .retry_exceptions<transient_error>()
+                 .retry_exceptions(true)
+                 .max_retries(3)
+                 .remote(2);
+  BOOST_TEST(prism::get(ref, result_timeout) == 9);
+  BOOST_TEST(typed_runs.load() == 3);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

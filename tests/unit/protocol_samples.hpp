@@ -51,6 +51,7 @@ inline internal::task_spec sample_spec() {
   spec.resources = internal::resource_set{{{"CPU", 1}, {"GPU", 0.5}}};
   spec.max_retries = -1;
   spec.retry_exceptions = true;
+  spec.retry_exception_types = {"std::system_error", "svc::transient"};
   spec.affinity = node_id{unique_id::random()};
   spec.affinity_soft = true;
   spec.attempt = 2;
@@ -103,6 +104,7 @@ inline internal::actor_spec sample_actor_spec() {
   spec.resources = internal::resource_set{{{"GPU", 0.25}}};
   spec.owner = worker_id{unique_id::random()};
   spec.shared_host = true;
+  spec.concurrency_groups = {{"io", 8}, {"health", 1}};
   return spec;
 }
 
@@ -188,6 +190,7 @@ inline protocol::task_done sample(type_tag<protocol::task_done>,
           .ok = true,
           .result = some_value(),
           .error = sample_error(),
+          .retry_listed = true,
           .run_ns = 1234,
           .stored_at = some_node(),
           .store = a,
@@ -466,7 +469,7 @@ sample(type_tag<protocol::resolve_actor_call>, const caf::actor&) {
 
 inline protocol::create_actor sample(type_tag<protocol::create_actor>,
                                      const caf::actor& a) {
-  return {.spec = sample_actor_spec(), .owner = a};
+  return {.spec = sample_actor_spec(), .owner = a, .get_if_exists = true};
 }
 
 inline protocol::subscribe_actor sample(type_tag<protocol::subscribe_actor>,
@@ -573,7 +576,8 @@ inline protocol::actor_task sample(type_tag<protocol::actor_task>,
           .method = "counter::add",
           .args = spec.args,
           .reply_to = a,
-          .submit_us = 1'700'000'000'000'001};
+          .submit_us = 1'700'000'000'000'001,
+          .group = "health"};
 }
 
 inline protocol::actor_task_done sample(type_tag<protocol::actor_task_done>,

@@ -83,6 +83,14 @@ public:
   actor_method_caller(actor_id actor, M method, detail::runtime* rt)
       : actor_(actor), method_(method), rt_(rt) {}
 
+  /// Runs this call in the actor's concurrency group `group`, not in the
+  /// method's own (`PRISM_CONCURRENCY_GROUP`) or the default one. An actor
+  /// without that group fails the call with `invalid_argument_error`.
+  actor_method_caller& concurrency_group(std::string group) {
+    opts_.concurrency_group = std::move(group);
+    return *this;
+  }
+
   /// Sends the call and returns a reference to its result. Calls from one
   /// caller run in the order they were sent. If the actor is restarting, the
   /// call waits for it; if it is dead, the ref holds an `actor_died_error`.
@@ -97,13 +105,14 @@ public:
         std::make_index_sequence<sizeof...(Ts)>{}, std::forward<Ts>(xs)...);
     auto& rt = rt_ != nullptr ? *rt_ : detail::current_runtime();
     return object_ref<result_type>{
-        rt.submit_actor_task(actor_, name, std::move(args))};
+        rt.submit_actor_task(actor_, name, std::move(args), opts_)};
   }
 
 private:
   actor_id actor_;
   M method_;
   detail::runtime* rt_;
+  detail::call_options opts_;
 };
 
 /// A reference to a live actor of class `T`. Copyable, and may be passed to
@@ -176,6 +185,17 @@ public:
     return *this;
   }
 
+  /// With a name: returns the live actor of that name if there is one (its
+  /// factory does not run again, and this creator's options do not apply),
+  /// else creates it. Atomic in the control store, so callers that race,
+  /// from any process, all get the same actor. `remote` throws
+  /// `invalid_argument_error` without a name, and `type_mismatch_error` if
+  /// the live actor is of another class.
+  actor_creator& get_if_exists(bool on = true) {
+    opts_.get_if_exists = on;
+    return *this;
+  }
+
   actor_creator& lifetime(prism::lifetime l) {
     opts_.detached = l == prism::lifetime::detached;
     return *this;
@@ -206,6 +226,29 @@ public:
     return *this;
   }
 
+  /// Groups of methods with a concurrency of their own, e.g.
+  /// `{{"io", 8}, {"health", 1}}`: calls in one group run in order, up to
+  /// its size at once, and never wait for another group's. Calls of a
+  /// method bound to no group (`PRISM_CONCURRENCY_GROUP`, or the call's
+  /// `concurrency_group`) run in the default group, `max_concurrency` at
+  /// once. Throws `invalid_argument_error` for an empty or repeated name, or
+  /// a size below 1.
+  actor_creator& concurrency_groups(std::vector<concurrency_group> groups) {
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      if (groups[i].name.empty())
+        throw invalid_argument_error("a concurrency group needs a name");
+      if (groups[i].size < 1)
+        throw invalid_argument_error("concurrency group '" + groups[i].name +
+                                     "' needs a size of 1 or more");
+      for (std::size_t j = 0; j < i; ++j)
+        if (groups[j].name == groups[i].name)
+          throw invalid_argument_error("concurrency group '" + groups[i].name +
+                                       "' is named twice");
+    }
+    opts_.concurrency_groups = std::move(groups);
+    return *this;
+  }
+
   /// Where the actor runs: a process of its own (the default) or a process
   /// its node shares among actors of its job. See `prism::isolation`.
   actor_creator& isolation(prism::isolation i) {
@@ -223,11 +266,13 @@ public:
   /// Creates the actor and returns its handle at once; the factory runs on
   /// the actor's node. A throwing factory makes every call fail with
   /// `actor_died_error`. Throws `invalid_argument_error` if the name is
-  /// taken in its namespace.
+  /// taken in its namespace (unless `get_if_exists`).
   template <class... Ts>
   actor_handle<actor_type> remote(Ts&&... xs) {
     static_assert(sizeof...(Ts) == sizeof...(Args),
                   "wrong number of arguments for this actor factory");
+    if (opts_.get_if_exists && opts_.name.empty())
+      throw invalid_argument_error("get_if_exists needs a name");
     const auto& fn = detail::registered_name(detail::callable_key(f_));
     auto args = detail::make_task_args<std::tuple<Args...>>(
         std::index_sequence_for<Ts...>{}, std::forward<Ts>(xs)...);

@@ -9,6 +9,21 @@ namespace prism {
 /// Quantities of named resources, e.g. {{"CPU", 1}, {"GPU", 0.5}}.
 using resource_map = std::map<std::string, double>;
 
+/// A named group of an actor's methods whose calls run at most `size` at a
+/// time, whatever the actor's other groups run: `{"health", 1}`.
+struct concurrency_group {
+  std::string name;
+  std::int32_t size = 1;
+
+  friend bool operator==(const concurrency_group&,
+                         const concurrency_group&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, concurrency_group& x) {
+  return f(x.name, x.size);
+}
+
 /// How `prism::init` starts or joins a cluster.
 struct config {
   /// Address of a running cluster's head, "host:port" (what

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "prism/config.hpp"
+#include "prism/detail/exception_types.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "prism/detail/runtime.hpp"
 #include "prism/object_ref.hpp"
@@ -132,6 +133,18 @@ public:
   /// false.
   task_caller& retry_exceptions(bool on) {
     opts_.retry_exceptions = on;
+    opts_.retry_exception_types.clear();
+    return *this;
+  }
+
+  /// Retries the task (up to `max_retries`) after it throws an exception of
+  /// one of the types `Es`, or of a type derived from one, and after no
+  /// other exception: `.retry_exceptions<std::system_error, my_error>()`.
+  template <class... Es>
+  task_caller& retry_exceptions() {
+    static_assert(sizeof...(Es) > 0, "name at least one exception type");
+    opts_.retry_exceptions = true;
+    opts_.retry_exception_types = {detail::exception_type_name<Es>...};
     return *this;
   }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,15 @@ public:
 
   /// Returns the name `key` was registered under, or nullptr.
   const std::string* name_of(const std::string& key) const;
+
+  /// Binds the method of `key` to the concurrency group `group`. Throws
+  /// `registration_error` for an empty group, or if the method is bound to
+  /// another group already.
+  void set_group(std::string key, std::string group);
+
+  /// The concurrency group the method registered as `name` is bound to;
+  /// empty if none.
+  std::string group_of(const std::string& name) const;
 
   /// Registration failures that happened during static initialization, where
   /// nothing could be thrown; `prism::init` reports them.
@@ -231,6 +241,23 @@ bool register_remote(const char* text, Fs... fs) {
   return ok;
 }
 
+template <class... Ms>
+bool bind_group(const char* group, Ms... ms) {
+  bool ok = true;
+  auto bind = [&](auto m) {
+    static_assert(std::is_member_function_pointer_v<decltype(m)>,
+                  "PRISM_CONCURRENCY_GROUP binds actor methods");
+    try {
+      function_registry::instance().set_group(callable_key(m), group);
+    } catch (const std::exception& e) {
+      function_registry::instance().add_static_error(e.what());
+      ok = false;
+    }
+  };
+  (bind(ms), ...);
+  return ok;
+}
+
 } // namespace prism::detail
 
 #define PRISM_DETAIL_CONCAT_IMPL(a, b) a##b
@@ -244,3 +271,13 @@ bool register_remote(const char* text, Fs... fs) {
   [[maybe_unused]] static const bool PRISM_DETAIL_CONCAT(                      \
       prism_remote_registered_, __COUNTER__) =                                 \
       ::prism::detail::register_remote(#__VA_ARGS__, __VA_ARGS__)
+
+/// Binds actor methods to a concurrency group of their actors:
+/// `PRISM_CONCURRENCY_GROUP("health", &Service::health);`. A call of the
+/// method runs in that group unless the caller names another
+/// (`.concurrency_group(name)`); an actor that declares no such group fails
+/// the call with `invalid_argument_error`. A method is bound to one group.
+#define PRISM_CONCURRENCY_GROUP(group, ...)                                    \
+  [[maybe_unused]] static const bool PRISM_DETAIL_CONCAT(prism_group_bound_,   \
+                                                         __COUNTER__) =        \
+      ::prism::detail::bind_group(group, __VA_ARGS__)

@@ -60,6 +60,10 @@ struct task_options {
   resource_map resources{{"CPU", 1.0}};
   std::int32_t max_retries = 3;
   bool retry_exceptions = false;
+  /// With `retry_exceptions`: only exceptions of these types (or types
+  /// derived from them) are retried, each named by `exception_type_key`;
+  /// empty retries any.
+  std::vector<std::string> retry_exception_types;
   /// The node the task should run on; nil for any.
   node_id affinity;
   /// Whether another node may run it if `affinity` is dead or can never fit
@@ -82,6 +86,18 @@ struct actor_options {
   /// Hosted in a process its node shares among actors of its job, not in a
   /// process of its own (worker processes only).
   bool shared_host = false;
+  /// With a name: the live actor of that name if there is one, else this
+  /// new one, decided atomically by the control store.
+  bool get_if_exists = false;
+  /// Groups of methods besides the default one (`max_concurrency`).
+  std::vector<concurrency_group> concurrency_groups;
+};
+
+/// Options a caller sets on one actor call.
+struct call_options {
+  /// The concurrency group the call runs in; empty for the method's own
+  /// (see `PRISM_CONCURRENCY_GROUP`), or the actor's default group.
+  std::string concurrency_group;
 };
 
 /// Where the calling code runs inside an actor, for `exit_actor` and
@@ -190,7 +206,8 @@ public:
   /// Calls the method registered as `method` on actor `actor`.
   virtual ref_ptr submit_actor_task(const actor_id& actor,
                                     const std::string& method,
-                                    std::vector<task_arg> args) = 0;
+                                    std::vector<task_arg> args,
+                                    const call_options& opts) = 0;
 
   /// Looks up a named actor; `ns` nullptr means the caller's namespace.
   /// Throws `type_mismatch_error` if the actor's class is not `class_tag`.

@@ -32,6 +32,9 @@ struct actor_spec {
   /// Hosted in a process its node shares among actors of its job
   /// (`isolation::shared`), not in one of its own.
   bool shared_host = false;
+  /// Named groups of methods, each with its own concurrency; calls of no
+  /// group run in the default one, `max_concurrency` at a time.
+  std::vector<concurrency_group> concurrency_groups;
 
   friend bool operator==(const actor_spec&, const actor_spec&) = default;
 };
@@ -41,7 +44,7 @@ typename Inspector::result_type inspect(Inspector& f, actor_spec& x) {
   return f(static_cast<unique_id&>(x.id), x.job, x.factory, x.class_tag, x.args,
            x.name, x.ns, x.detached, x.max_restarts, x.max_task_retries,
            x.max_concurrency, x.resources, static_cast<unique_id&>(x.owner),
-           x.shared_host);
+           x.shared_host, x.concurrency_groups);
 }
 
 /// Why an actor died, for the code that acts on it (a supervisor, an owner);

@@ -22,6 +22,9 @@ struct task_spec {
   resource_set resources;
   std::int32_t max_retries = 3;
   bool retry_exceptions = false;
+  /// With `retry_exceptions`: the exception types retried (see
+  /// `detail::task_options`); empty retries any.
+  std::vector<std::string> retry_exception_types;
   /// 0 for the first run; raised by one for each retry.
   std::int32_t attempt = 0;
   /// The owner of the result: the worker (or driver) that submitted it.
@@ -50,7 +53,8 @@ struct task_spec {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_spec& x) {
   return f(x.id, x.job, x.function, x.name, x.args, x.resources, x.max_retries,
-           x.retry_exceptions, x.attempt, static_cast<unique_id&>(x.owner),
+           x.retry_exceptions, x.retry_exception_types, x.attempt,
+           static_cast<unique_id&>(x.owner),
            static_cast<unique_id&>(x.affinity), x.affinity_soft, x.durable);
 }
 
