@@ -428,8 +428,7 @@ detail::ref_ptr owner_client::submit_actor_task(
   bool ready = std::none_of(args.begin(), args.end(),
                             [](const auto& arg) { return arg.by_ref; });
   const auto& owner = owner_handle();
-  protocol::actor_task call{tid, method, {}, owner};
-  call.group = opts.concurrency_group;
+  protocol::actor_task call{tid, method, {}, owner, 0, opts.concurrency_group};
   if (ready) {
     call.args = std::move(args);
     routes_->submit(actor, std::move(call), true, std::move(held), job_);

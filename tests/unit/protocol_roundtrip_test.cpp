@@ -305,10 +305,11 @@ BOOST_AUTO_TEST_CASE(actor_call_messages_roundtrip) {
   auto spec = sample_spec();
   auto call =
       roundtrip(sys, protocol::actor_task{spec.id, "counter::add", spec.args, a,
-                                          1'700'000'000'000'001});
+                                          1'700'000'000'000'001, "health"});
   BOOST_TEST(call.method == "counter::add");
   BOOST_TEST((call.args == spec.args));
   BOOST_TEST(call.submit_us == 1'700'000'000'000'001);
+  BOOST_TEST(call.group == "health");
   protocol::actor_task_done done;
   done.actor = actor_id{unique_id::random()};
   done.task = spec.id;

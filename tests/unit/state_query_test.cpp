@@ -25,7 +25,7 @@ struct fake_actor {
 std::vector<fake_actor> actors(std::size_t n, std::size_t alive_every) {
   std::vector<fake_actor> result;
   for (std::size_t i = 0; i < n; ++i) {
-    char id[16];
+    char id[24];
     std::snprintf(id, sizeof id, "%08zx", (i * 7919) % n);
     result.push_back({id, i % alive_every == 0 ? "ALIVE" : "DEAD"});
   }
