@@ -45,6 +45,20 @@ caf::message register_actor(gcs_actor* self, protocol::create_actor& msg) {
   return caf::make_message(result);
 }
 
+/// The actor that holds the name `name` in namespace `ns`, if any.
+protocol::actor_found holder_of(const actor_table& st, const std::string& ns,
+                                const std::string& name) {
+  protocol::actor_found result;
+  auto n = st.named.find({ns, name});
+  if (n != st.named.end())
+    if (auto a = st.entries.find(n->second); a != st.entries.end()) {
+      result.found = true;
+      result.actor = a->second.spec.id;
+      result.class_tag = a->second.spec.class_tag;
+    }
+  return result;
+}
+
 } // namespace
 
 caf::response_promise create_actor(gcs_actor* self,
@@ -62,16 +76,10 @@ caf::response_promise create_actor(gcs_actor* self,
     return reply_when_durable(self, register_actor(self, msg));
   // The name's live holder, or this actor under the name: decided here, one
   // request at a time, so callers that race all end up with one actor.
-  protocol::actor_found found;
-  auto n = st.named.find({msg.spec.ns, msg.spec.name});
-  auto a = n != st.named.end() ? st.entries.find(n->second) : st.entries.end();
-  if (a != st.entries.end()) {
-    found.found = true;
-    found.actor = a->second.spec.id;
-    found.class_tag = a->second.spec.class_tag;
-  } else {
-    if (n != st.named.end())
-      st.named.erase(n); // A name of no known actor holds nothing.
+  auto found = holder_of(st, msg.spec.ns, msg.spec.name);
+  if (!found.found) {
+    // A name of no known actor holds nothing.
+    st.named.erase({msg.spec.ns, msg.spec.name});
     register_actor(self, msg);
   }
   return reply_when_durable(self, caf::make_message(found));
@@ -191,15 +199,7 @@ void resubscribe_actors(gcs_actor* self, protocol::resubscribe_actors& msg) {
 
 caf::response_promise lookup_actor(gcs_actor* self,
                                    const protocol::lookup_actor& msg) {
-  auto& st = self->state.actors;
-  protocol::actor_found result;
-  auto n = st.named.find({msg.ns, msg.name});
-  if (n != st.named.end())
-    if (auto a = st.entries.find(n->second); a != st.entries.end()) {
-      result.found = true;
-      result.actor = a->second.spec.id;
-      result.class_tag = a->second.spec.class_tag;
-    }
+  auto result = holder_of(self->state.actors, msg.ns, msg.name);
   // Reads wait for the writes before them to be durable: no caller
   // sees a name or value that a crash could still take back.
   return reply_when_durable(self, caf::make_message(result));

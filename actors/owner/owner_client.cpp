@@ -517,18 +517,15 @@ std::optional<state::entry> owner_client::get_state(state::kind k,
 std::string owner_client::ns() {
   if (!cfg_.ns.empty() || !in_worker_)
     return cfg_.ns;
-  // A worker runs tasks of any job of its node; the control store knows
-  // each job's namespace.
+  // A worker runs the tasks of one job; the control store knows its
+  // namespace.
   auto job = job_;
   std::lock_guard<std::mutex> guard{ns_mu_};
-  if (auto i = job_ns_.find(job); i != job_ns_.end())
-    return i->second;
-  auto entry = get_state(state::kind::jobs, std::to_string(job.value));
-  auto ns = entry ? (*entry)["namespace"] : std::string{};
-  if (job_ns_.size() >= 1024)
-    job_ns_.clear(); // Workers of an embedded cluster outlive many jobs.
-  job_ns_.emplace(job, ns);
-  return ns;
+  if (!job_ns_ || job_ns_->first != job) {
+    auto entry = get_state(state::kind::jobs, std::to_string(job.value));
+    job_ns_.emplace(job, entry ? (*entry)["namespace"] : std::string{});
+  }
+  return job_ns_->second;
 }
 
 std::vector<state::count>

@@ -2,10 +2,10 @@
 
 #include <atomic>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
@@ -236,9 +236,9 @@ private:
   std::int32_t current_attempt_ = 0;
   bool in_worker_ = false;
   bool blocked_ = false;
-  /// A worker's namespaces of the jobs it ran tasks of, once looked up.
+  /// A worker's job and its namespace, once looked up.
   std::mutex ns_mu_;
-  std::map<job_id, std::string> job_ns_;
+  std::optional<std::pair<job_id, std::string>> job_ns_;
 };
 
 } // namespace prism::actors

@@ -27,6 +27,7 @@ public:
   }
 
   int slow(int ms) {
+    // The time itself is the work: a call that holds its group's thread.
     std::this_thread::sleep_for(std::chrono::milliseconds{ms});
     return ms;
   }
