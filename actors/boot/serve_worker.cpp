@@ -144,14 +144,15 @@ void serve_as_worker() {
                [&](caf::error& err) { why = sys.render(err); });
   if (!welcome.raylet)
     fail(p.door_text, why);
-  auto worker = spawn_worker(
+  auto [worker, control] = spawn_worker(
       sys, worker_config{welcome.worker, welcome.node, welcome.raylet,
                          welcome.gcs, std::make_shared<owner_directory>(),
                          welcome.max_inline_bytes, p.actor_pool});
   self->monitor(worker);
   bool ready = false;
-  self->request(p.door, register_timeout,
-                protocol::worker_ready{std::move(token), worker, p.contact})
+  self->request(
+          p.door, register_timeout,
+          protocol::worker_ready{std::move(token), worker, p.contact, control})
       .receive([&](bool ok) { ready = ok; },
                [&](caf::error& err) { why = sys.render(err); });
   if (!ready) {

@@ -129,8 +129,9 @@ actor_routes::take_events() {
 }
 
 void actor_routes::fail(const actor_id& actor, const route* where, call& c,
-                        const detail::error_info& err) {
-  record(actor, where, c, internal::task_state::failed, err.message, nullptr);
+                        const detail::error_info& err,
+                        internal::task_state state) {
+  record(actor, where, c, state, err.message, nullptr);
   store_->fail(object_id{c.msg.task, 1}, err);
   if (collecting_)
     failed_.push_back(object_id{c.msg.task, 1});
@@ -211,6 +212,13 @@ void actor_routes::requeue_or_fail_in_flight(route& r,
   // (in its original order, ahead of the waiting calls), fail the rest.
   std::deque<call> retry;
   for (auto& c : r.in_flight) {
+    if (c.cancelled) {
+      // Its result failed when it was cancelled.
+      record(u.actor, &r, c, internal::task_state::cancelled, "cancelled",
+             nullptr);
+      release(c);
+      continue;
+    }
     bool may = u.state != actor_state::dead &&
                (r.max_task_retries < 0 || c.retries_used < r.max_task_retries);
     if (may) {
@@ -313,7 +321,10 @@ bool actor_routes::on_done(protocol::actor_task_done& done) {
     --c.retries_used;
     where = nullptr;
   }
-  if (done.ok)
+  if (c.cancelled)
+    record(done.actor, where, c, internal::task_state::cancelled, "cancelled",
+           &done);
+  else if (done.ok)
     record(done.actor, where, c, internal::task_state::finished, {}, &done);
   else
     record(done.actor, where, c, internal::task_state::failed,
@@ -328,6 +339,41 @@ bool actor_routes::on_done(protocol::actor_task_done& done) {
     store_->fail(id, done.error);
   release(c);
   return kept || !done.ok;
+}
+
+actor_routes::cancelled_call
+actor_routes::cancel(const task_id& task, const detail::error_info& err) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto match = [&](const call& c) { return c.msg.task == task; };
+  for (auto& [id, r] : routes_) {
+    if (auto i = std::find_if(r.waiting.begin(), r.waiting.end(), match);
+        i != r.waiting.end()) {
+      fail(id, nullptr, *i, err, internal::task_state::cancelled);
+      r.waiting.erase(i);
+      // Calls behind it may go now.
+      send_queued(r);
+      return {true, {}};
+    }
+    if (auto i = std::find_if(r.in_flight.begin(), r.in_flight.end(), match);
+        i != r.in_flight.end()) {
+      if (i->cancelled)
+        return {};
+      i->cancelled = true;
+      store_->fail(object_id{task, 1}, err);
+      return {true, r.host};
+    }
+  }
+  return {};
+}
+
+bool actor_routes::has_call(const task_id& task) {
+  std::lock_guard<std::mutex> guard{mu_};
+  auto match = [&](const call& c) { return c.msg.task == task; };
+  for (auto& [id, r] : routes_)
+    if (std::any_of(r.waiting.begin(), r.waiting.end(), match) ||
+        std::any_of(r.in_flight.begin(), r.in_flight.end(), match))
+      return true;
+  return false;
 }
 
 void actor_routes::fail_all(const detail::error_info& err) {

@@ -76,6 +76,21 @@ public:
   /// nobody references any more).
   bool on_done(protocol::actor_task_done& done);
 
+  /// What `cancel` found: whether the call is known, and the host to stop
+  /// it if it was sent.
+  struct cancelled_call {
+    bool found = false;
+    caf::actor host;
+  };
+
+  /// Cancels the call `task`: fails its result with `err`; one still
+  /// waiting here is dropped, one sent stays in flight until its host
+  /// answers (it is never retried), and its host is returned.
+  cancelled_call cancel(const task_id& task, const detail::error_info& err);
+
+  /// Whether `task` is a call this owner made that has not ended.
+  bool has_call(const task_id& task);
+
   /// Fails every call (at shutdown), so that no `get` hangs.
   void fail_all(const detail::error_info& err);
 
@@ -93,6 +108,9 @@ private:
     std::int32_t retries_used = 0;
     std::vector<object_id> held;
     job_id job;
+    /// Cancelled after it was sent: its result failed; its answer only
+    /// ends it.
+    bool cancelled = false;
   };
 
   struct route {
@@ -126,7 +144,9 @@ private:
   /// Fails `c`; `where` is its route if it was sent to the actor's
   /// instance, else null.
   void fail(const actor_id& actor, const route* where, call& c,
-            const detail::error_info& err) EXCLUSIVE_LOCKS_REQUIRED(mu_);
+            const detail::error_info& err,
+            internal::task_state state = internal::task_state::failed)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
   /// Records how attempt `c.retries_used` of `c` ended, if it is recorded:
   /// where it ran (if sent), and with `done` if its host answered.
   void record(const actor_id& actor, const route* where, const call& c,

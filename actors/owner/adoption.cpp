@@ -45,7 +45,7 @@ void adopt(owner_actor* self, const object_id& id, const worker_id& owner,
   spec->durable = false; // the record stays as it is
   st.cfg.store->add_pending(id);
   st.cfg.store->pin(id);
-  submit(self, std::move(*spec), {});
+  submit(self, std::move(*spec), {}, task_id{});
 }
 
 } // namespace

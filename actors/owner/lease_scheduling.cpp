@@ -255,6 +255,7 @@ void take_lease(owner_actor* self, protocol::lease_grant& g) {
   l.node = g.node;
   l.pid = g.worker_pid;
   l.handle = std::move(g.worker_handle);
+  l.control = std::move(g.worker_control);
   l.raylet = std::move(g.raylet);
   l.key = key;
   q.leases.push_back(g.lease_id);
@@ -427,6 +428,7 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
     return;
   auto key = l->second.key;
   auto lost = std::move(l->second.in_flight);
+  auto killed_for_cancel = l->second.killed_for_cancel;
   if (auto q = st.scheduling.queues.find(key);
       q != st.scheduling.queues.end()) {
     auto& ls = q->second.leases;
@@ -435,14 +437,8 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
   st.scheduling.leases.erase(l);
   st.log->info("worker {} of lease {} lost: {}; {} task(s) affected",
                msg.worker.hex(), msg.lease_id, msg.reason, lost.size());
-  for (auto& tid : lost) {
-    auto t = st.tasks.entries.find(tid);
-    if (t == st.tasks.entries.end())
-      continue;
-    t->second.lease_id = 0;
-    if (!retry_task(self, t->second, "its worker died: " + msg.reason))
-      fail_task(self, tid, worker_died_error(t->second, msg.reason));
-  }
+  for (auto& tid : lost)
+    run_lost(self, tid, killed_for_cancel, msg.reason);
   dispatch(self, key);
 }
 

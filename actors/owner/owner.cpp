@@ -86,8 +86,12 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   report_driver(self);
   return {
       [self](protocol::submit_task& msg) {
-        submit(self, std::move(msg.spec), std::move(msg.held));
+        submit(self, std::move(msg.spec), std::move(msg.held), msg.parent);
       },
+      [self](const protocol::cancel_task& msg) {
+        cancel_task(self, msg.task, msg.force, msg.recursive);
+      },
+      [self](const protocol::cancel_run& msg) { cancel_run(self, msg); },
       [self](protocol::add_borrower& msg) {
         borrower_added(self, msg);
         return true;

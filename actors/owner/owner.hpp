@@ -7,6 +7,7 @@
 
 #include "owner/actor_routes.hpp"
 #include "owner/owner_directory.hpp"
+#include "owner/run_control.hpp"
 #include "prism/ids.hpp"
 #include "prism/internal/memory_store.hpp"
 
@@ -28,12 +29,16 @@ struct owner_config {
   /// The job this owner drives (`protocol::watch_driver`); 0 for a
   /// worker's owner.
   job_id drives{};
+  /// The cancellation of the tasks its worker runs; null for an owner that
+  /// runs none (a driver's, an actor's).
+  std::shared_ptr<run_control> runs;
 };
 
 /// Spawns the owner of one driver or worker: it resolves task arguments,
 /// leases workers, pushes tasks to them, stores results, retries tasks whose
 /// worker died (up to `max_retries`) or that threw (with `retry_exceptions`),
-/// and serves its objects to borrowers.
+/// and serves its objects to borrowers. It cancels its tasks when asked,
+/// and the tasks its worker runs when their owners ask.
 caf::actor spawn_owner(caf::actor_system& sys, owner_config cfg);
 
 /// How many rebuilds of lost objects the owners of this process started.

@@ -46,6 +46,17 @@ struct borrowed_for_call {
   }
 };
 
+/// Whether the task or actor call the calling thread runs was cancelled.
+bool cancelled(const std::atomic<bool>* flag) {
+  return flag != nullptr && flag->load(std::memory_order_acquire);
+}
+
+[[noreturn]] void throw_cancelled(const char* what) {
+  throw task_cancelled_error(std::string{what} +
+                             ": the task or actor call it runs in was "
+                             "cancelled");
+}
+
 detail::value value_or_throw(internal::memory_store::result&& found) {
   if (found.err)
     detail::throw_error(*found.err);
@@ -94,10 +105,10 @@ owner_client::owner_client(caf::actor_system& sys, config cfg)
 
 const caf::actor& owner_client::owner_handle() {
   std::call_once(owner_once_, [this] {
-    owner_ = spawn_owner(sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet,
-                                            cfg_.store, cfg_.directory, routes_,
-                                            cfg_.gcs,
-                                            cfg_.driver ? cfg_.job : job_id{}});
+    owner_ = spawn_owner(
+        sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet, cfg_.store,
+                           cfg_.directory, routes_, cfg_.gcs,
+                           cfg_.driver ? cfg_.job : job_id{}, cfg_.runs});
     // Found by id, too, by an address read without a handle (a creation
     // argument the control store kept over its restart).
     sys_.registry().put(owner_->id(),
@@ -151,6 +162,10 @@ task_id owner_client::next_task_id() {
 detail::ref_ptr owner_client::submit_task(const std::string& function,
                                           std::vector<detail::task_arg> args,
                                           const detail::task_options& opts) {
+  // A cancelled run submits nothing more: a recursive cancellation could
+  // miss what it submitted after it.
+  if (cancelled(detail::current_cancel_flag()))
+    throw_cancelled("submitting a task");
   internal::task_spec spec;
   spec.id = next_task_id();
   spec.job = job_;
@@ -170,8 +185,9 @@ detail::ref_ptr owner_client::submit_task(const std::string& function,
   // Arguments stay alive until the task ends, even if the caller drops its
   // refs right after this call.
   auto held = hold_args(spec.args);
-  caf::anon_send(owner_handle(),
-                 protocol::submit_task{std::move(spec), std::move(held)});
+  caf::anon_send(
+      owner_handle(),
+      protocol::submit_task{std::move(spec), std::move(held), current_task_});
   return own_ref(result_id);
 }
 
@@ -265,6 +281,9 @@ detail::value owner_client::get(const detail::ref_token& ref,
   const auto& id = ref.id();
   const auto& owner = ref.owner();
   auto deadline = deadline_of(timeout);
+  const auto* stop = detail::current_cancel_flag();
+  if (cancelled(stop))
+    throw_cancelled("get");
   auto found = cfg_.store->lookup(id);
   if (found.st == store_state::ready && !found.location.nil())
     return read_remote(id, timeout);
@@ -286,9 +305,11 @@ detail::value owner_client::get(const detail::ref_token& ref,
   {
     executor::blocking_scope blocking;
     on_block();
-    found = cfg_.store->wait_one(id, deadline);
+    found = cfg_.store->wait_one(id, deadline, stop);
     on_unblock();
   }
+  if (found.st != store_state::ready && cancelled(stop))
+    throw_cancelled("get");
   if (found.st != store_state::ready)
     throw timeout_error("get timed out after " +
                         std::to_string(timeout.count()) +
@@ -307,6 +328,9 @@ std::vector<bool>
 owner_client::wait(const std::vector<const detail::ref_token*>& refs,
                    std::size_t num_returns, detail::wait_duration timeout) {
   auto deadline = deadline_of(timeout);
+  const auto* stop = detail::current_cancel_flag();
+  if (cancelled(stop))
+    throw_cancelled("wait");
   std::vector<object_id> ids;
   ids.reserve(refs.size());
   borrowed_for_call borrowed{*cfg_.store, {}};
@@ -341,8 +365,10 @@ owner_client::wait(const std::vector<const detail::ref_token*>& refs,
     return ready;
   executor::blocking_scope blocking;
   on_block();
-  ready = cfg_.store->wait_many(ids, num_returns - num_unknown, deadline);
+  ready = cfg_.store->wait_many(ids, num_returns - num_unknown, deadline, stop);
   on_unblock();
+  if (cancelled(stop))
+    throw_cancelled("wait");
   for (std::size_t n = 0; n < ids.size(); ++n)
     if (unknown[n])
       ready[n] = true;
@@ -512,6 +538,28 @@ std::optional<state::entry> owner_client::get_state(state::kind k,
   if (!reply.found)
     return std::nullopt;
   return std::move(reply.entry);
+}
+
+void owner_client::cancel(const detail::ref_token& ref, bool force,
+                          bool recursive) {
+  const auto& id = ref.id();
+  if (id.is_put())
+    throw invalid_argument_error("cannot cancel object " + id.hex() +
+                                 ": put made it, not a task");
+  bool own = ref.owner() == cfg_.self;
+  if (force && own && routes_->has_call(id.task))
+    throw invalid_argument_error(
+        "an actor call cannot be cancelled with force; kill its actor "
+        "instead");
+  protocol::cancel_task msg{id.task, force, recursive};
+  if (own) {
+    caf::anon_send(owner_handle(), std::move(msg));
+    return;
+  }
+  // The task's owner decides; if it is gone, so is the task.
+  if (auto to = owner_at(sys_, ref.address()))
+    send_to_peer(sys_, to, ref.address().contact,
+                 caf::make_message(std::move(msg)));
 }
 
 std::string owner_client::ns() {

@@ -12,6 +12,7 @@
 
 #include "owner/actor_routes.hpp"
 #include "owner/owner_directory.hpp"
+#include "owner/run_control.hpp"
 #include "prism/detail/runtime.hpp"
 #include "prism/internal/memory_store.hpp"
 
@@ -39,6 +40,8 @@ public:
     /// The owner drives `job`: the control store ends the job if the
     /// owner goes down (`protocol::watch_driver`).
     bool driver = false;
+    /// A worker's: the cancellation of the tasks it runs.
+    std::shared_ptr<run_control> runs;
   };
 
   owner_client(caf::actor_system& sys, config cfg);
@@ -72,6 +75,9 @@ public:
   std::optional<actor_id> find_actor(const std::string& name,
                                      const std::string* ns,
                                      std::uint64_t class_tag) override;
+
+  void cancel(const detail::ref_token& ref, bool force,
+              bool recursive) override;
 
   void kill_actor(const actor_id& actor, bool no_restart) override;
 

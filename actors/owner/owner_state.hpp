@@ -8,7 +8,8 @@
 //   lineage.cpp          objects in nodes' stores, their lineage, rebuilds
 //   adoption.cpp         the control store's owner takes over durable objects
 //                        whose owner died
-//   task_lifecycle.cpp   submit, resolve arguments, run ended, retry, fail
+//   task_lifecycle.cpp   submit, resolve arguments, run ended, retry, fail,
+//                        cancel
 //   lease_scheduling.cpp leases per scheduling key, pushing tasks to them
 //   owner.cpp            the actor: its state's life and its behaviour
 
@@ -202,6 +203,13 @@ struct task_entry {
   std::vector<std::pair<std::size_t, detail::task_arg>> ref_args;
   /// Set when this run rebuilds a result whose copies were lost.
   bool rebuilding = false;
+  /// Cancelled while pushed to a worker: its result failed already, and the
+  /// entry waits for the run to end (or its worker to die) to free the
+  /// lease. Never retried.
+  bool cancelled = false;
+  /// The task whose run submitted it (nil if a driver or an actor did): a
+  /// recursive cancellation of that run reaches it.
+  task_id parent;
   task_event_note note;
 };
 
@@ -224,6 +232,12 @@ struct lease_entry {
   caf::actor raylet;
   std::string key;
   std::vector<task_id> in_flight;
+  /// The worker's owner actor, which takes cancellations while the worker
+  /// runs.
+  caf::actor control;
+  /// Its worker is being killed to cancel a task with force: the others in
+  /// flight never began, and go back to the queue as they were.
+  bool killed_for_cancel = false;
   /// When `in_flight` last became empty.
   std::chrono::steady_clock::time_point idle_since;
 };
@@ -440,7 +454,7 @@ void hand_to_waiting_tasks(owner_actor* self, const object_id& id,
                            const detail::value& val,
                            const detail::error_info* err);
 void submit(owner_actor* self, internal::task_spec&& spec,
-            std::vector<object_id> held);
+            std::vector<object_id> held, const task_id& parent);
 /// Resolves the arguments of a new or rebuilt task, and queues it once they
 /// are values.
 void submit_entry(owner_actor* self, task_entry& t);
@@ -450,6 +464,18 @@ void fail_task(owner_actor* self, const task_id& tid,
 bool retry_task(owner_actor* self, task_entry& t, const std::string& why);
 /// A worker reports that a run of a task ended.
 void task_finished(owner_actor* self, protocol::task_done& d);
+/// Cancels task `tid` (or, if this owner has no such task, its actor call
+/// `tid`): see `prism::cancel`.
+void cancel_task(owner_actor* self, const task_id& tid, bool force,
+                 bool recursive);
+/// The owner of a task this owner's worker runs cancelled it.
+void cancel_run(owner_actor* self, const protocol::cancel_run& msg);
+/// The run of `tid` on a worker that is gone ended: it is finished as
+/// cancelled if it was, else requeued if its worker was killed to cancel
+/// another task, else retried or failed. `killed_for_cancel` tells the
+/// lease's cause of death.
+void run_lost(owner_actor* self, const task_id& tid, bool killed_for_cancel,
+              const std::string& reason);
 /// The state of a task, or an empty string if this owner has none.
 std::string task_state_of(owner_actor* self, const task_id& tid);
 /// An actor call needs its ref arguments resolved by this owner.

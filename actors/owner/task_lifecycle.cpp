@@ -1,7 +1,9 @@
 // The task lifecycle: a submitted task's arguments are resolved to values,
 // it is queued for a lease (lease_scheduling.cpp), and when a run ends its
 // result is stored, or it is retried or failed. Actor calls whose ref
-// arguments this owner resolves go back to the actor routes.
+// arguments this owner resolves go back to the actor routes. A task is
+// cancelled at any point: before it runs it ends at once; while it runs its
+// result fails at once and its worker is asked to stop it (or killed).
 
 #include <algorithm>
 #include <string>
@@ -65,6 +67,30 @@ void drop_stale_result(owner_actor* self, const protocol::task_done& d) {
   disown(self, d.result.refs);
   if (d.store)
     self->send(d.store, protocol::free_object{object_id{d.task, 1}, d.attempt});
+}
+
+detail::error_info cancelled_error(const task_entry& t) {
+  detail::error_info err;
+  err.code = errc::task_cancelled;
+  err.function_name = t.spec.function;
+  err.message = "task '" + t.spec.display_name() + "' was cancelled";
+  return err;
+}
+
+// Ends a cancelled task whose run ended (or whose worker died): its result
+// failed when it was cancelled.
+void close_cancelled(owner_actor* self,
+                     std::unordered_map<task_id, task_entry>::iterator t) {
+  auto& st = self->state;
+  if (!set_state(self, t->second, internal::task_state::cancelled))
+    return;
+  note_attempt_ended(self, t->second, internal::task_state::cancelled,
+                     "cancelled");
+  if (t->second.rebuilding)
+    drop_lineage(self, t->second.spec.return_id());
+  for (auto& id : t->second.held_args)
+    st.cfg.store->release_task_ref(id);
+  st.tasks.entries.erase(t);
 }
 
 // Task `t` waits for its argument `ref`.
@@ -221,9 +247,10 @@ void submit_entry(owner_actor* self, task_entry& t) {
 }
 
 void submit(owner_actor* self, internal::task_spec&& spec,
-            std::vector<object_id> held) {
+            std::vector<object_id> held, const task_id& parent) {
   auto& st = self->state;
   auto& t = st.tasks.entries[spec.id];
+  t.parent = parent;
   t.retries_left = spec.max_retries;
   t.key = key_of(spec);
   t.spec = std::move(spec);
@@ -296,7 +323,11 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
   auto* lease = run_ended_on_lease(self, d.lease_id, d.task, key, d.run_ns);
   t->second.lease_id = 0;
   note_run_reported(t->second, d);
-  if (d.ok) {
+  if (t->second.cancelled) {
+    // Whatever the run made goes: the task's result is its cancellation.
+    drop_stale_result(self, d);
+    close_cancelled(self, t);
+  } else if (d.ok) {
     finish_task(self, d);
   } else {
     const auto& spec = t->second.spec;
@@ -318,6 +349,132 @@ std::string task_state_of(owner_actor* self, const task_id& tid) {
   auto t = entries.find(tid);
   return t == entries.end() ? std::string{}
                             : internal::to_string(t->second.state);
+}
+
+// -- cancelling ---------------------------------------------------------------
+
+namespace {
+
+// An actor call of this owner: the routes drop it if it waits, or have its
+// host stop it.
+void cancel_actor_call(owner_actor* self, const task_id& tid) {
+  detail::error_info err;
+  err.code = errc::task_cancelled;
+  err.message = "actor call " + tid.hex() + " was cancelled";
+  auto found = self->state.cfg.routes->cancel(tid, err);
+  if (!found.found)
+    return;
+  if (found.host)
+    self->send(found.host, protocol::cancel_call{tid});
+  object_ready(self, object_id{tid, 1});
+}
+
+// A task pushed to a worker: its result fails now, the worker stops it (or
+// is killed), and the entry waits for the run's end to free the lease.
+void cancel_running(owner_actor* self, task_entry& t, bool force,
+                    bool recursive) {
+  auto& st = self->state;
+  if (!t.cancelled) {
+    t.cancelled = true;
+    t.retries_left = 0;
+    auto id = t.spec.return_id();
+    st.cfg.store->fail(id, cancelled_error(t));
+    object_ready(self, id);
+  }
+  auto l = st.scheduling.leases.find(t.lease_id);
+  if (l == st.scheduling.leases.end())
+    return;
+  auto& lease = l->second;
+  if (lease.control)
+    self->send(lease.control,
+               protocol::cancel_run{t.spec.id, force, recursive});
+  // Only the task the worker runs (the first in flight) kills it; one that
+  // waits behind it there is skipped when its turn comes.
+  if (force && !lease.killed_for_cancel && !lease.in_flight.empty() &&
+      lease.in_flight.front() == t.spec.id) {
+    lease.killed_for_cancel = true;
+    self->send(lease.raylet, protocol::cancel_kill{lease.id});
+  }
+}
+
+} // namespace
+
+void cancel_task(owner_actor* self, const task_id& tid, bool force,
+                 bool recursive) {
+  auto& st = self->state;
+  auto t = st.tasks.entries.find(tid);
+  if (t == st.tasks.entries.end()) {
+    cancel_actor_call(self, tid);
+    return;
+  }
+  auto& e = t->second;
+  switch (e.state) {
+  case internal::task_state::waiting_args:
+    if (!e.actor_call.nil()) {
+      // An actor call whose arguments this owner resolves: its route
+      // holds it, waiting.
+      st.tasks.entries.erase(t);
+      cancel_actor_call(self, tid);
+      return;
+    }
+    [[fallthrough]];
+  case internal::task_state::queued: {
+    // It never ran: it ends now. A lease queue or an argument's waiting
+    // list may still name it; they skip tasks that ended.
+    if (!set_state(self, e, internal::task_state::cancelled))
+      return;
+    note_attempt_ended(self, e, internal::task_state::cancelled, "cancelled");
+    st.cfg.store->fail(e.spec.return_id(), cancelled_error(e));
+    end_task(self, t);
+    return;
+  }
+  case internal::task_state::running:
+    cancel_running(self, e, force, recursive);
+    return;
+  default:
+    return; // it ended already
+  }
+}
+
+void cancel_run(owner_actor* self, const protocol::cancel_run& msg) {
+  auto& st = self->state;
+  if (st.cfg.runs && st.cfg.runs->cancel(msg.task))
+    st.cfg.store->wake_stopped();
+  if (!msg.recursive)
+    return;
+  // The tasks its run submitted, owned here; theirs are reached through
+  // their workers in turn.
+  std::vector<task_id> children;
+  for (const auto& [id, e] : st.tasks.entries)
+    if (e.parent == msg.task)
+      children.push_back(id);
+  for (const auto& id : children)
+    cancel_task(self, id, msg.force, true);
+}
+
+void run_lost(owner_actor* self, const task_id& tid, bool killed_for_cancel,
+              const std::string& reason) {
+  auto& st = self->state;
+  auto t = st.tasks.entries.find(tid);
+  if (t == st.tasks.entries.end())
+    return;
+  auto& e = t->second;
+  e.lease_id = 0;
+  if (e.cancelled) {
+    close_cancelled(self, t);
+    return;
+  }
+  if (killed_for_cancel) {
+    // It waited behind the cancelled task and never began: it runs again
+    // as it was, its retries untouched.
+    note_attempt_ended(self, e, internal::task_state::failed,
+                       "its worker was killed to cancel another task");
+    ++e.spec.attempt;
+    enqueue(self, tid);
+    return;
+  }
+  if (!retry_task(self, e, "its worker died: " + reason))
+    fail_task(self, tid, worker_died_error(e, reason));
 }
 
 // -- actor calls --------------------------------------------------------------

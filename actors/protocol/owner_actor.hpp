@@ -32,6 +32,18 @@ typename Inspector::result_type inspect(Inspector& f, actor_task& x) {
   return f(x.task, x.method, x.args, x.reply_to, x.submit_us, x.group);
 }
 
+/// caller's owner -> actor host: the call `task` is cancelled. One still
+/// queued is answered at once with `task_cancelled`; a running one is asked
+/// to stop (`prism::is_cancelled`).
+struct cancel_call {
+  task_id task;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel_call& x) {
+  return f(x.task);
+}
+
 /// actor host -> caller's owner: how one call ended.
 struct actor_task_done {
   actor_id actor;

@@ -20,11 +20,27 @@ struct submit_task {
   /// The objects the task holds until it ends (its ref arguments and the
   /// refs inside its argument values), each already counted once.
   std::vector<object_id> held;
+  /// The task that submitted it, nil on a driver: a recursive cancellation
+  /// of that task reaches this one.
+  task_id parent;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, submit_task& x) {
-  return f(x.spec, x.held);
+  return f(x.spec, x.held, x.parent);
+}
+
+/// anyone -> the owner of a task's result: cancel the task (or actor call)
+/// `task` (`prism::cancel`).
+struct cancel_task {
+  task_id task;
+  bool force = false;
+  bool recursive = true;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel_task& x) {
+  return f(x.task, x.force, x.recursive);
 }
 
 /// API thread -> its own owner: fetch a borrowed object from `owner`, at

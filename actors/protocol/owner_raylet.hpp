@@ -64,13 +64,16 @@ struct lease_grant {
   std::string raylet_contact;
   /// The worker's process (the raylet's, for a worker thread).
   std::int32_t worker_pid = 0;
+  /// The owner actor of the worker, which takes its cancellations while the
+  /// worker runs a task (`cancel_run`).
+  caf::actor worker_control;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_grant& x) {
   return f(x.request_id, x.lease_id, static_cast<unique_id&>(x.worker),
            x.worker_handle, static_cast<unique_id&>(x.node), x.raylet,
-           x.worker_contact, x.raylet_contact, x.worker_pid);
+           x.worker_contact, x.raylet_contact, x.worker_pid, x.worker_control);
 }
 
 /// raylet -> owner: this node cannot run the request; ask `raylet`, whose
@@ -97,6 +100,17 @@ struct lease_return {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_return& x) {
+  return f(x.lease_id);
+}
+
+/// owner -> raylet: kill the worker of lease `lease_id`, which runs a task
+/// cancelled with `force`. The owner hears `worker_lost` as for any death.
+struct cancel_kill {
+  std::uint64_t lease_id = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel_kill& x) {
   return f(x.lease_id);
 }
 

@@ -25,6 +25,22 @@ typename Inspector::result_type inspect(Inspector& f, push_task& x) {
   return f(x.spec, x.lease_id, x.reply_to);
 }
 
+/// owner -> the owner actor of the worker a task was pushed to (the
+/// worker's own actor is busy running tasks): the task is cancelled. A run
+/// of it is asked to stop, and one not started yet never starts; with
+/// `recursive`, the tasks it submitted are cancelled too, with `force` as
+/// given.
+struct cancel_run {
+  task_id task;
+  bool force = false;
+  bool recursive = true;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cancel_run& x) {
+  return f(x.task, x.force, x.recursive);
+}
+
 /// worker -> owner: how one run of a task ended.
 struct task_done {
   task_id task;

@@ -80,11 +80,13 @@ struct worker_ready {
   caf::actor handle;
   /// Where the worker's process takes connections.
   std::string contact;
+  /// The worker's owner actor (see `lease_grant::worker_control`).
+  caf::actor control;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_ready& x) {
-  return f(x.token, x.handle, x.contact);
+  return f(x.token, x.handle, x.contact, x.control);
 }
 
 /// launcher -> raylet (in its process): a worker process ended; `how`

@@ -185,7 +185,11 @@ using message_types = caf::detail::type_list<
     message_type<stop_submitted_job, "prism.stop_submitted_job">,
     message_type<submitted_jobs, "prism.submitted_jobs">,
     message_type<read_job_output, "prism.read_job_output">,
-    message_type<job_output, "prism.job_output">>;
+    message_type<job_output, "prism.job_output">,
+    message_type<cancel_task, "prism.cancel_task">,
+    message_type<cancel_run, "prism.cancel_run">,
+    message_type<cancel_call, "prism.cancel_call">,
+    message_type<cancel_kill, "prism.cancel_kill">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

@@ -121,7 +121,8 @@ bool grant(raylet_actor* self, const protocol::lease_request& req) {
                  req.request_id, lease_id, w->id, w->handle, st.cfg.node,
                  self_handle(self),
                  w->contact.empty() ? st.contact : w->contact, st.contact,
-                 w->pid != 0 ? w->pid : static_cast<int>(::getpid())});
+                 w->pid != 0 ? w->pid : static_cast<int>(::getpid()),
+                 w->control});
   st.leases.emplace(lease_id, std::move(l));
   return true;
 }
@@ -200,6 +201,18 @@ void end_lease(raylet_actor* self, std::uint64_t lease_id) {
 void lease_returned(raylet_actor* self, std::uint64_t lease_id) {
   end_lease(self, lease_id);
   schedule(self);
+}
+
+void kill_for_cancel(raylet_actor* self, std::uint64_t lease_id,
+                     const caf::actor_addr& sender) {
+  auto& st = self->state;
+  auto i = st.leases.find(lease_id);
+  // Only the owner of a lease may have its worker killed.
+  if (i == st.leases.end() || i->second.owner.address() != sender)
+    return;
+  auto worker = i->second.worker; // the lease goes with the worker
+  kill_worker(self, worker,
+              "its task was cancelled with force (prism::cancel)");
 }
 
 lease* lease_of(raylet_actor* self, const worker_id& id) {

@@ -89,6 +89,11 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](const protocol::lease_return& msg) {
         lease_returned(self, msg.lease_id);
       },
+      [self](const protocol::cancel_kill& msg) {
+        kill_for_cancel(
+            self, msg.lease_id,
+            caf::actor_cast<caf::actor_addr>(self->current_sender()));
+      },
       [self](const protocol::worker_blocked& msg) {
         lend_cpu(self, msg.worker);
       },

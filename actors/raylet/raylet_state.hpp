@@ -191,6 +191,10 @@ void end_lease(raylet_actor* self, std::uint64_t lease_id);
 
 /// An owner is done with a lease.
 void lease_returned(raylet_actor* self, std::uint64_t lease_id);
+/// The owner `sender` of lease `lease_id` cancelled its task with force:
+/// the lease's worker is killed.
+void kill_for_cancel(raylet_actor* self, std::uint64_t lease_id,
+                     const caf::actor_addr& sender);
 
 /// The lease a worker serves, or nullptr.
 lease* lease_of(raylet_actor* self, const worker_id& id);

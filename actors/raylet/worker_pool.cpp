@@ -22,13 +22,14 @@ void worker_pool::add_starting(worker w) {
 }
 
 void worker_pool::registered(const worker_id& id, caf::actor handle,
-                             std::string contact) {
+                             caf::actor control, std::string contact) {
   auto i = workers_.find(id);
   if (i == workers_.end() || !i->second.starting)
     return;
   i->second.starting = false;
   i->second.token.clear();
   i->second.handle = std::move(handle);
+  i->second.control = std::move(control);
   i->second.contact = std::move(contact);
   i->second.idle_since = std::chrono::steady_clock::now();
   if (!i->second.hosts_actor)

@@ -21,6 +21,8 @@ public:
   struct worker {
     worker_id id;
     caf::actor handle;
+    /// Its owner actor, which takes the cancellations of its tasks.
+    caf::actor control;
     /// Where its process takes connections; empty for a worker thread (it
     /// is in the raylet's process).
     std::string contact;
@@ -69,7 +71,8 @@ public:
 
   /// A starting worker process registered with `handle`: it is idle now,
   /// unless it hosts an actor.
-  void registered(const worker_id& id, caf::actor handle, std::string contact);
+  void registered(const worker_id& id, caf::actor handle, caf::actor control,
+                  std::string contact);
 
   /// Workers that run tasks (not the processes that host actors).
   std::size_t task_workers() const;

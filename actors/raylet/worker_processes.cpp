@@ -397,7 +397,7 @@ caf::result<bool> worker_ready(raylet_actor* self,
   auto hosts_actor = w->hosts_actor;
   st.failed_starts.erase(w->job);
   self->monitor(msg.handle);
-  st.pool.registered(id, msg.handle, msg.contact);
+  st.pool.registered(id, msg.handle, msg.control, msg.contact);
   std::chrono::duration<double, std::milli> took =
       std::chrono::steady_clock::now() - w->started_at;
   st.log->info("worker process {} ({}) of job {} registered {:.1f} ms after "

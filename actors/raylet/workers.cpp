@@ -9,14 +9,15 @@ namespace prism::actors::raylet_internal {
 worker_pool::worker* start_worker(raylet_actor* self) {
   auto& st = self->state;
   auto id = worker_id{unique_id::random()};
-  auto handle = spawn_worker(self->system(),
-                             worker_config{id, st.cfg.node, self, st.cfg.gcs,
-                                           st.cfg.directory,
-                                           st.cfg.max_inline_bytes, nullptr});
-  self->monitor(handle);
+  auto spawned = spawn_worker(self->system(),
+                              worker_config{id, st.cfg.node, self, st.cfg.gcs,
+                                            st.cfg.directory,
+                                            st.cfg.max_inline_bytes, nullptr});
+  self->monitor(spawned.worker);
   worker_pool::worker w;
   w.id = id;
-  w.handle = handle;
+  w.handle = std::move(spawned.worker);
+  w.control = std::move(spawned.control);
   st.pool.add(std::move(w));
   st.log->debug("started worker {}", id.hex());
   return st.pool.find(id);

@@ -1,5 +1,7 @@
 #include "worker/actor_host.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -61,6 +63,20 @@ struct instance_state {
   std::vector<answer> answers;             // guarded by answers_mu
   std::vector<detail::contained_ref> held; // guarded by answers_mu
   bool flush_requested = false;            // guarded by answers_mu
+
+  /// A thread that runs calls: the call it runs (or ran last), and that
+  /// call's cancellation flag (`prism::is_cancelled`).
+  struct call_slot {
+    task_id task;
+    std::atomic<bool> cancelled{false};
+  };
+  std::mutex cancel_mu;
+  std::vector<call_slot*> slots; // guarded by cancel_mu
+  /// Calls cancelled after the host handed them to a thread, before they
+  /// began: they never do. The oldest go once there are many (a call that
+  /// ended before its cancellation came never begins).
+  std::deque<task_id> cancelled; // guarded by cancel_mu
+  static constexpr std::size_t max_cancelled = 1024;
 };
 
 /// The calls of one concurrency group: they wait in order, and run at most
@@ -171,11 +187,52 @@ void send_answers(instance_state& inst) {
   inst.client->release_refs(held);
 }
 
+/// The thread's slot among the instance's, for the length of a batch.
+class slot_scope {
+public:
+  explicit slot_scope(instance_state& inst) : inst_(inst) {
+    std::lock_guard<std::mutex> guard{inst_.cancel_mu};
+    inst_.slots.push_back(&slot_);
+    detail::set_current_cancel_flag(&slot_.cancelled);
+  }
+
+  ~slot_scope() {
+    detail::set_current_cancel_flag(nullptr);
+    std::lock_guard<std::mutex> guard{inst_.cancel_mu};
+    std::erase(inst_.slots, &slot_);
+  }
+
+  slot_scope(const slot_scope&) = delete;
+  slot_scope& operator=(const slot_scope&) = delete;
+
+  /// The thread begins `task`. Returns false if it was cancelled before:
+  /// it must not run.
+  bool begin(const task_id& task) {
+    std::lock_guard<std::mutex> guard{inst_.cancel_mu};
+    auto& cancelled = inst_.cancelled;
+    if (!cancelled.empty()) {
+      if (auto i = std::find(cancelled.begin(), cancelled.end(), task);
+          i != cancelled.end()) {
+        cancelled.erase(i);
+        return false;
+      }
+    }
+    slot_.task = task;
+    slot_.cancelled.store(false, std::memory_order_release);
+    return true;
+  }
+
+private:
+  instance_state& inst_;
+  instance_state::call_slot slot_;
+};
+
 void run_calls(instance_state& inst, const caf::actor& host,
                const actor_id& actor, std::int32_t incarnation,
                std::vector<protocol::actor_task>& calls) {
   auto& registry = detail::function_registry::instance();
   with_actor_context(inst, [&] {
+    slot_scope slot{inst};
     for (auto& call : calls) {
       if (inst.ended.load(std::memory_order_relaxed))
         break;
@@ -183,7 +240,11 @@ void run_calls(instance_state& inst, const caf::actor& host,
       done.actor = actor;
       done.task = call.task;
       done.incarnation = incarnation;
-      if (inst.exit_requested.load()) {
+      if (!slot.begin(call.task)) {
+        done.error.code = errc::task_cancelled;
+        done.error.function_name = call.method;
+        done.error.message = "the actor call was cancelled before it began";
+      } else if (inst.exit_requested.load()) {
         done.error.code = errc::actor_died;
         done.error.message = "the actor exited (exit_actor) before the call";
       } else if (auto* e = registry.find(call.method);
@@ -392,6 +453,42 @@ std::optional<std::size_t> group_of(host_state& st,
   return i->second;
 }
 
+// A caller cancelled its call `task`: one queued here is answered at once;
+// one handed to a thread is stopped (running) or skipped (not begun).
+void on_cancel(host_actor* self, const task_id& task) {
+  auto& st = self->state;
+  for (std::size_t i = 0; i < st.num_groups(); ++i) {
+    auto& queue = st.group(i).queue;
+    auto call = std::find_if(queue.begin(), queue.end(),
+                             [&](const auto& c) { return c.task == task; });
+    if (call != queue.end()) {
+      fail_call(self, *call, errc::task_cancelled,
+                "the actor call was cancelled before it began");
+      queue.erase(call);
+      return;
+    }
+  }
+  auto& inst = *st.inst;
+  bool running = false;
+  {
+    std::lock_guard<std::mutex> guard{inst.cancel_mu};
+    for (auto* slot : inst.slots) {
+      if (slot->task == task) {
+        slot->cancelled.store(true, std::memory_order_release);
+        running = true;
+      }
+    }
+    if (!running) {
+      if (inst.cancelled.size() == instance_state::max_cancelled)
+        inst.cancelled.pop_front();
+      inst.cancelled.push_back(task);
+    }
+  }
+  // A `get` it waits in throws.
+  if (running)
+    inst.client->store()->wake_stopped();
+}
+
 void on_call(host_actor* self, protocol::actor_task& call) {
   auto& st = self->state;
   if (st.ending) {
@@ -479,6 +576,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   construct(self);
   return {
       [self](protocol::actor_task& call) { on_call(self, call); },
+      [self](const protocol::cancel_call& msg) { on_cancel(self, msg.task); },
       [self](const protocol::gcs_restarted&) { on_gcs_restarted(self); },
       [self](flush_atom) { send_answers(*self->state.inst); },
       [self](ran_atom, std::int32_t group) { on_ran(self, group); },

@@ -37,6 +37,7 @@ struct worker_state {
   std::shared_ptr<spdlog::logger> log;
   caf::actor owner;
   std::shared_ptr<owner_client> client;
+  std::shared_ptr<run_control> runs;
   /// The actor instances this worker hosts: one, or any number of its
   /// job's shared ones.
   std::unordered_set<caf::actor_addr> hosts;
@@ -103,8 +104,20 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
   done.lease_id = msg.lease_id;
   done.worker = st.cfg.id;
   done.start_us = internal::unix_us_now();
+  if (!st.runs->begin(spec.id)) {
+    // Cancelled while it waited here: it never runs.
+    done.error.code = errc::task_cancelled;
+    done.error.function_name = spec.function;
+    done.error.message =
+        "task '" + spec.display_name() + "' was cancelled before it started";
+    self->send(msg.reply_to, std::move(done));
+    return;
+  }
   auto start = std::chrono::steady_clock::now();
+  detail::set_current_cancel_flag(st.runs->flag());
   call_function(self, spec, done);
+  detail::set_current_cancel_flag(nullptr);
+  st.runs->end();
   done.run_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                     std::chrono::steady_clock::now() - start)
                     .count();
@@ -194,22 +207,15 @@ void report_started(worker_actor* self) {
     self->send(st.cfg.gcs, std::move(started));
 }
 
-caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
+caf::behavior worker_behavior(worker_actor* self, worker_config cfg,
+                              std::shared_ptr<owner_client> client,
+                              std::shared_ptr<run_control> runs) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.log = worker_logger();
   install_default_handlers(self, st.log);
-  auto store = std::make_shared<internal::memory_store>();
-  auto& sys = self->system();
-  owner_client::config oc;
-  oc.self = st.cfg.id;
-  oc.node = st.cfg.node;
-  oc.raylet = st.cfg.raylet;
-  oc.gcs = st.cfg.gcs;
-  oc.store = store;
-  oc.max_inline_bytes = st.cfg.max_inline_bytes;
-  oc.directory = st.cfg.directory;
-  st.client = std::make_shared<owner_client>(sys, std::move(oc));
+  st.client = std::move(client);
+  st.runs = std::move(runs);
   st.owner = st.client->owner_handle();
   // The worker and its owner live and die together; both are in this process.
   self->link_to(st.owner);
@@ -251,8 +257,24 @@ caf::behavior worker_behavior(worker_actor* self, worker_config cfg) {
 
 } // namespace
 
-caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg) {
-  return sys.spawn<caf::detached>(worker_behavior, std::move(cfg));
+spawned_worker spawn_worker(caf::actor_system& sys, worker_config cfg) {
+  // The owner starts first: the raylet hands its handle out with the
+  // worker's, for cancellations.
+  auto runs = std::make_shared<run_control>();
+  owner_client::config oc;
+  oc.self = cfg.id;
+  oc.node = cfg.node;
+  oc.raylet = cfg.raylet;
+  oc.gcs = cfg.gcs;
+  oc.store = std::make_shared<internal::memory_store>();
+  oc.max_inline_bytes = cfg.max_inline_bytes;
+  oc.directory = cfg.directory;
+  oc.runs = runs;
+  auto client = std::make_shared<owner_client>(sys, std::move(oc));
+  auto control = client->owner_handle();
+  auto worker = sys.spawn<caf::detached>(worker_behavior, std::move(cfg),
+                                         std::move(client), std::move(runs));
+  return {std::move(worker), std::move(control)};
 }
 
 } // namespace prism::actors

@@ -25,12 +25,19 @@ struct worker_config {
   std::shared_ptr<executor> actor_pool;
 };
 
+/// A worker's actor, and its owner actor, which takes the cancellations of
+/// the tasks pushed to it (`protocol::cancel_run`) while the worker runs.
+struct spawned_worker {
+  caf::actor worker;
+  caf::actor control;
+};
+
 /// Spawns a worker: an actor on a thread of its own (user code may block),
 /// with an owner of its own for the tasks its tasks submit. It runs the tasks
 /// pushed to it one at a time, in order, and reports each to the owner named
 /// in the push. It ends when its raylet does. A worker process started for
 /// an actor instance hosts it instead (`protocol::host_actor`, answered
 /// with the host), and ends with it.
-caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg);
+spawned_worker spawn_worker(caf::actor_system& sys, worker_config cfg);
 
 } // namespace prism::actors

@@ -42,6 +42,8 @@ const char* to_string(errc code) noexcept {
     return "storage_corrupt";
   case errc::permission_denied:
     return "permission_denied";
+  case errc::task_cancelled:
+    return "task_cancelled";
   }
   return "unknown";
 }
@@ -102,6 +104,8 @@ void throw_error(const error_info& info) {
     throw reconstruction_failed_error(info.message);
   case errc::permission_denied:
     throw permission_denied_error(info.message);
+  case errc::task_cancelled:
+    throw task_cancelled_error(info.message);
   default:
     throw error(info.code, info.message);
   }

@@ -200,8 +200,28 @@ memory_store::result memory_store::lookup(const object_id& id) const {
   return to_result(i->second);
 }
 
+void memory_store::block(waiter& w, std::unique_lock<std::mutex>& guard,
+                         clock::time_point deadline) {
+  if (w.stop != nullptr)
+    stoppable_.push_back(&w);
+  while (w.remaining > 0 && !w.stopped()) {
+    if (w.cv.wait_until(guard, deadline) == std::cv_status::timeout)
+      break;
+  }
+  if (w.stop != nullptr)
+    stoppable_.erase(std::find(stoppable_.begin(), stoppable_.end(), &w));
+}
+
+void memory_store::wake_stopped() {
+  std::lock_guard<std::mutex> guard{mu_};
+  for (auto* w : stoppable_)
+    if (w->stopped())
+      w->cv.notify_one();
+}
+
 memory_store::result memory_store::wait_one(const object_id& id,
-                                            clock::time_point deadline) {
+                                            clock::time_point deadline,
+                                            stop_flag stop) {
   std::unique_lock<std::mutex> guard{mu_};
   auto i = entries_.find(id);
   if (i == entries_.end())
@@ -210,11 +230,9 @@ memory_store::result memory_store::wait_one(const object_id& id,
     return to_result(i->second);
   waiter w;
   w.remaining = 1;
+  w.stop = stop;
   i->second.waiters.push_back(&w);
-  while (w.remaining > 0) {
-    if (w.cv.wait_until(guard, deadline) == std::cv_status::timeout)
-      break;
-  }
+  block(w, guard, deadline);
   // The entry cannot be freed while this thread holds a reference to it.
   i = entries_.find(id);
   if (i == entries_.end())
@@ -228,7 +246,8 @@ memory_store::result memory_store::wait_one(const object_id& id,
 
 std::vector<bool> memory_store::wait_many(const std::vector<object_id>& ids,
                                           std::size_t k,
-                                          clock::time_point deadline) {
+                                          clock::time_point deadline,
+                                          stop_flag stop) {
   std::vector<bool> ready(ids.size(), false);
   std::unique_lock<std::mutex> guard{mu_};
   std::size_t num_ready = 0;
@@ -242,6 +261,7 @@ std::vector<bool> memory_store::wait_many(const std::vector<object_id>& ids,
   if (num_ready < k) {
     waiter w;
     w.remaining = k - num_ready;
+    w.stop = stop;
     std::vector<object_id> registered;
     for (std::size_t n = 0; n < ids.size(); ++n) {
       if (ready[n])
@@ -251,10 +271,8 @@ std::vector<bool> memory_store::wait_many(const std::vector<object_id>& ids,
         registered.push_back(ids[n]);
       }
     }
-    while (w.remaining > 0 && !registered.empty()) {
-      if (w.cv.wait_until(guard, deadline) == std::cv_status::timeout)
-        break;
-    }
+    if (!registered.empty())
+      block(w, guard, deadline);
     for (const auto& id : registered) {
       if (auto i = entries_.find(id); i != entries_.end()) {
         auto& ws = i->second.waiters;

@@ -14,6 +14,7 @@ namespace {
 thread_local runtime* thread_runtime = nullptr;
 thread_local const actor_context* thread_actor = nullptr;
 thread_local ref_capture* thread_capture = nullptr;
+thread_local const std::atomic<bool>* thread_cancel_flag = nullptr;
 thread_local const ref_source* thread_source = nullptr;
 
 struct driver_slot {
@@ -58,6 +59,14 @@ const actor_context* current_actor() noexcept {
 
 void set_current_actor(const actor_context* ctx) noexcept {
   thread_actor = ctx;
+}
+
+const std::atomic<bool>* current_cancel_flag() noexcept {
+  return thread_cancel_flag;
+}
+
+void set_current_cancel_flag(const std::atomic<bool>* flag) noexcept {
+  thread_cancel_flag = flag;
 }
 
 void set_thread_runtime(runtime* rt) noexcept {
@@ -149,6 +158,11 @@ void get(const std::vector<object_ref<void>>& refs,
   for (const auto& ref : refs) {
     get(ref, detail::time_left(timeout, deadline));
   }
+}
+
+bool is_cancelled() noexcept {
+  const auto* flag = detail::current_cancel_flag();
+  return flag != nullptr && flag->load(std::memory_order_acquire);
 }
 
 runtime_context get_runtime_context() {

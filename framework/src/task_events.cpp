@@ -60,6 +60,7 @@ int life_rank(task_state s) noexcept {
   case task_state::forwarded:
   case task_state::finished:
   case task_state::failed:
+  case task_state::cancelled:
     return 3;
   }
   return 0;

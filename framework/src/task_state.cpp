@@ -16,6 +16,8 @@ const char* to_string(task_state s) noexcept {
     return "finished";
   case task_state::failed:
     return "failed";
+  case task_state::cancelled:
+    return "cancelled";
   }
   return "unknown";
 }

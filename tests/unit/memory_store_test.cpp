@@ -4,7 +4,9 @@
 
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 #include "prism/internal/memory_store.hpp"
@@ -58,6 +60,41 @@ BOOST_AUTO_TEST_CASE(an_entry_added_pending_after_close_is_failed_at_once) {
   BOOST_REQUIRE(r.err != nullptr);
   BOOST_TEST(r.err->message == "the owner ended");
   BOOST_TEST((memory_store::clock::now() < deadline));
+}
+
+// A cancelled task's waits end early: its flag is set, and the store is
+// told to wake the waits that have one. The entries stay pending.
+BOOST_AUTO_TEST_CASE(a_set_stop_flag_ends_waits_early) {
+  memory_store store;
+  auto one = some_object(4);
+  auto other = some_object(5);
+  store.add_pending(one);
+  store.add_pending(other);
+  std::atomic<bool> stop{false};
+  auto deadline = memory_store::clock::now() + std::chrono::seconds{30};
+  std::atomic<int> ended{0};
+  std::thread single{[&] {
+    auto r = store.wait_one(one, deadline, &stop);
+    BOOST_TEST((r.st == memory_store::state::pending));
+    ++ended;
+  }};
+  std::thread many{[&] {
+    auto ready = store.wait_many({one, other}, 1, deadline, &stop);
+    BOOST_TEST(!ready[0]);
+    BOOST_TEST(!ready[1]);
+    ++ended;
+  }};
+  // A wake with the flag clear wakes no one for good.
+  store.wake_stopped();
+  stop = true;
+  store.wake_stopped();
+  single.join();
+  many.join();
+  BOOST_TEST(ended.load() == 2);
+  BOOST_TEST((memory_store::clock::now() < deadline));
+  // A wait that starts with the flag set returns at once.
+  auto r = store.wait_one(one, deadline, &stop);
+  BOOST_TEST((r.st == memory_store::state::pending));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

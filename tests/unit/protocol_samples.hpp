@@ -163,7 +163,8 @@ inline protocol::lease_grant sample(type_tag<protocol::lease_grant>,
           .raylet = a,
           .worker_contact = "10.0.0.2:41002",
           .raylet_contact = "10.0.0.3:41003",
-          .worker_pid = 4123};
+          .worker_pid = 4123,
+          .worker_control = a};
 }
 
 inline protocol::lease_return sample(type_tag<protocol::lease_return>,
@@ -199,7 +200,9 @@ inline protocol::task_done sample(type_tag<protocol::task_done>,
 
 inline protocol::submit_task sample(type_tag<protocol::submit_task>,
                                     const caf::actor&) {
-  return {.spec = sample_spec(), .held = {some_object(), some_object()}};
+  return {.spec = sample_spec(),
+          .held = {some_object(), some_object()},
+          .parent = sample_spec().id};
 }
 
 inline protocol::fetch_object sample(type_tag<protocol::fetch_object>,
@@ -277,8 +280,10 @@ inline protocol::worker_welcome sample(type_tag<protocol::worker_welcome>,
 
 inline protocol::worker_ready sample(type_tag<protocol::worker_ready>,
                                      const caf::actor& a) {
-  return {
-      .token = "fedcba9876543210", .handle = a, .contact = "10.0.0.4:41004"};
+  return {.token = "fedcba9876543210",
+          .handle = a,
+          .contact = "10.0.0.4:41004",
+          .control = a};
 }
 
 inline protocol::worker_exited sample(type_tag<protocol::worker_exited>,
@@ -1014,6 +1019,26 @@ inline protocol::job_output sample(type_tag<protocol::job_output>,
           .size = 114,
           .ended = true,
           .error = {}};
+}
+
+inline protocol::cancel_task sample(type_tag<protocol::cancel_task>,
+                                    const caf::actor&) {
+  return {.task = sample_spec().id, .force = true, .recursive = false};
+}
+
+inline protocol::cancel_run sample(type_tag<protocol::cancel_run>,
+                                   const caf::actor&) {
+  return {.task = sample_spec().id, .force = true, .recursive = false};
+}
+
+inline protocol::cancel_call sample(type_tag<protocol::cancel_call>,
+                                    const caf::actor&) {
+  return {.task = sample_spec().id};
+}
+
+inline protocol::cancel_kill sample(type_tag<protocol::cancel_kill>,
+                                    const caf::actor&) {
+  return {.lease_id = 17};
 }
 
 template <class T>

@@ -23,6 +23,7 @@ namespace {
 const std::vector<task_state> all_states{
     task_state::waiting_args, task_state::queued,   task_state::running,
     task_state::forwarded,    task_state::finished, task_state::failed,
+    task_state::cancelled,
 };
 
 /// The edges, written out here again so that a change to the table has to
@@ -36,6 +37,9 @@ const std::set<std::pair<task_state, task_state>> expected_edges{
     {task_state::running, task_state::finished},
     {task_state::running, task_state::failed},
     {task_state::running, task_state::queued},
+    {task_state::waiting_args, task_state::cancelled},
+    {task_state::queued, task_state::cancelled},
+    {task_state::running, task_state::cancelled},
 };
 
 /// Whether every edge of the table says when it happens.

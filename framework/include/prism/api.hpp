@@ -127,6 +127,36 @@ wait_result<T> wait(const std::vector<object_ref<T>>& refs,
   return result;
 }
 
+/// How `cancel` stops a task.
+struct cancel_options {
+  /// Kill the worker that runs the task instead of asking the task to stop.
+  /// A worker process dies at once, and its resources are free. A worker
+  /// thread (embedded mode without worker processes) cannot be killed: it
+  /// leaves the pool at once, with its resources, and the task's code runs
+  /// on until it returns, its result thrown away. Not for actor calls
+  /// (kill the actor instead): `cancel` throws `invalid_argument_error`.
+  bool force = false;
+  /// Cancel the tasks the task submitted too, and theirs, transitively.
+  bool recursive = true;
+};
+
+/// Cancels the task or actor call whose result `ref` names. One that has
+/// not started never runs; a running one is asked to stop: `is_cancelled`
+/// turns true inside it, and a `get` or `wait` it blocks in throws
+/// `task_cancelled_error`. Either way `get(ref)` throws
+/// `task_cancelled_error` from now on, and the task is never retried. A
+/// task that has ended already keeps its result. Returns at once.
+template <class T>
+void cancel(const object_ref<T>& ref, cancel_options opts = {}) {
+  detail::require_valid(ref.token());
+  detail::current_runtime().cancel(*ref.token(), opts.force, opts.recursive);
+}
+
+/// Whether the task or actor call the calling thread runs was cancelled;
+/// false outside of one. Long-running code checks it now and then, and
+/// returns (or throws) when it turns true.
+bool is_cancelled() noexcept;
+
 /// Where the calling code runs.
 struct runtime_context {
   job_id job;

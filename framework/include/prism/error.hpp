@@ -54,6 +54,9 @@ enum class errc : std::uint8_t {
   /// was missing or wrong. Not retryable: the same credentials are refused
   /// again.
   permission_denied,
+  /// The task or actor call was cancelled (`prism::cancel`). Not
+  /// retryable: a cancelled task never runs again.
+  task_cancelled,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -206,6 +209,14 @@ class object_lost_error : public error {
 public:
   explicit object_lost_error(const std::string& message)
       : error(errc::object_lost, message) {}
+};
+
+/// The task or actor call was cancelled with `prism::cancel`: it never
+/// ran, or it was asked to stop while it ran (`prism::is_cancelled`).
+class task_cancelled_error : public error {
+public:
+  explicit task_cancelled_error(const std::string& message)
+      : error(errc::task_cancelled, message) {}
 };
 
 /// Every copy of a task's result was lost, and the owner could not rebuild

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -113,6 +114,14 @@ const actor_context* current_actor() noexcept;
 /// Sets the actor of the calling thread (actor hosts only).
 void set_current_actor(const actor_context* ctx) noexcept;
 
+/// The cancellation flag of the task or actor call the calling thread runs
+/// (`prism::is_cancelled`), or nullptr outside of one.
+const std::atomic<bool>* current_cancel_flag() noexcept;
+
+/// Sets the cancellation flag of the calling thread (workers and actor
+/// hosts, around each run).
+void set_current_cancel_flag(const std::atomic<bool>* flag) noexcept;
+
 /// Thrown by `exit_actor` to end the actor after the current call; the
 /// actor host catches it. Not a `std::exception`, so that user code that
 /// catches those lets it through.
@@ -214,6 +223,10 @@ public:
   virtual std::optional<actor_id> find_actor(const std::string& name,
                                              const std::string* ns,
                                              std::uint64_t class_tag) = 0;
+
+  /// Cancels the task or actor call whose result `ref` names (see
+  /// `prism::cancel`).
+  virtual void cancel(const ref_token& ref, bool force, bool recursive) = 0;
 
   /// Kills an actor; with `no_restart` false it restarts if it may.
   virtual void kill_actor(const actor_id& actor, bool no_restart) = 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -141,13 +142,22 @@ public:
   /// Returns the entry's state, and its value or error when ready.
   result lookup(const object_id& id) const;
 
-  /// Waits until the entry is ready or `deadline` passes.
-  result wait_one(const object_id& id, clock::time_point deadline);
+  /// A flag that ends a wait early once it is set and `wake_stopped` is
+  /// called: the cancellation of the task or call that waits.
+  using stop_flag = const std::atomic<bool>*;
 
-  /// Waits until `k` of `ids` are ready or `deadline` passes; returns which
-  /// are ready.
+  /// Waits until the entry is ready, `deadline` passes, or `stop` is set.
+  result wait_one(const object_id& id, clock::time_point deadline,
+                  stop_flag stop = nullptr);
+
+  /// Waits until `k` of `ids` are ready, `deadline` passes, or `stop` is
+  /// set; returns which are ready.
   std::vector<bool> wait_many(const std::vector<object_id>& ids, std::size_t k,
-                              clock::time_point deadline);
+                              clock::time_point deadline,
+                              stop_flag stop = nullptr);
+
+  /// Wakes the waits whose stop flag is set (set it first).
+  void wake_stopped();
 
   /// Adds a local reference; creates no entry. Returns whether there was an
   /// entry to add it to.
@@ -221,7 +231,17 @@ private:
   struct waiter {
     std::condition_variable cv;
     std::size_t remaining = 0;
+    stop_flag stop = nullptr;
+
+    bool stopped() const noexcept {
+      return stop != nullptr && stop->load(std::memory_order_acquire);
+    }
   };
+
+  /// Waits on `w` until it is woken for good, `deadline` passes, or its
+  /// stop flag is set. REQUIRES: `guard` holds mu_.
+  void block(waiter& w, std::unique_lock<std::mutex>& guard,
+             clock::time_point deadline) EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   /// What an entry shares with other processes: kept apart, and made only
   /// for an entry that shares something, so that the entries of most
@@ -287,6 +307,8 @@ private:
   std::shared_ptr<const detail::error_info> closed_ GUARDED_BY(mu_);
   worker_id self_ GUARDED_BY(mu_);
   hook hook_ GUARDED_BY(mu_);
+  /// The waits that have a stop flag, for `wake_stopped`.
+  std::vector<waiter*> stoppable_ GUARDED_BY(mu_);
 };
 
 } // namespace prism::internal

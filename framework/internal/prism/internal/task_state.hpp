@@ -27,9 +27,12 @@ enum class task_state : std::uint8_t {
   finished,
   /// Its error is stored. Final.
   failed,
+  /// Cancelled (`prism::cancel`): its `task_cancelled` error is stored, and
+  /// it never runs again. Final.
+  cancelled,
 };
 
-inline constexpr std::size_t num_task_states = 6;
+inline constexpr std::size_t num_task_states = 7;
 
 /// A short, stable name, e.g. "waiting_args".
 const char* to_string(task_state s) noexcept;
@@ -37,8 +40,9 @@ const char* to_string(task_state s) noexcept;
 /// One allowed change and when it happens.
 using task_transition = state_transition<task_state>;
 
-/// Every allowed change. Nothing leaves `forwarded`, `finished` or `failed`.
-inline constexpr std::array<task_transition, 8> task_transitions{{
+/// Every allowed change. Nothing leaves `forwarded`, `finished`, `failed` or
+/// `cancelled`.
+inline constexpr std::array<task_transition, 11> task_transitions{{
     {task_state::waiting_args, task_state::queued,
      "its last missing argument arrived"},
     {task_state::waiting_args, task_state::forwarded,
@@ -53,6 +57,12 @@ inline constexpr std::array<task_transition, 8> task_transitions{{
     {task_state::running, task_state::queued,
      "it failed and is retried (its worker died, or it threw and retries "
      "exceptions)"},
+    {task_state::waiting_args, task_state::cancelled,
+     "it was cancelled while an argument was missing"},
+    {task_state::queued, task_state::cancelled,
+     "it was cancelled before a worker took it"},
+    {task_state::running, task_state::cancelled,
+     "it was cancelled while pushed to a worker or running"},
 }};
 
 using task_state_machine = state_machine<task_transitions>;
@@ -65,7 +75,7 @@ constexpr bool allowed(task_state from, task_state to) noexcept {
 /// Whether nothing leaves `s`.
 constexpr bool is_final(task_state s) noexcept {
   return s == task_state::forwarded || s == task_state::finished ||
-         s == task_state::failed;
+         s == task_state::failed || s == task_state::cancelled;
 }
 
 /// Moves `s` to `to` if the table allows it and returns true. Otherwise
