@@ -622,6 +622,12 @@ void owner_client::register_borrower(
     caf::anon_send(owner_handle(), std::move(elsewhere));
 }
 
+void owner_client::when_ready(const detail::ref_token& ref,
+                              std::function<void()> callback) {
+  if (cfg_.store->on_ready(ref.id(), std::move(callback)))
+    ensure_fetch(ref.id(), ref.owner(), ref.address());
+}
+
 void owner_client::release_refs(
     const std::vector<detail::contained_ref>& refs) {
   for (const auto& r : refs)

@@ -150,6 +150,12 @@ public:
   void register_borrower(const std::vector<detail::contained_ref>& refs,
                          const worker_id& to_id, const caf::actor& to);
 
+  /// Runs `callback` once the object of `ref` is ready in this client's
+  /// store (a borrowed one is fetched from its owner meanwhile): at once if
+  /// it is, else on the thread that makes it ready (see
+  /// `memory_store::on_ready`).
+  void when_ready(const detail::ref_token& ref, std::function<void()> callback);
+
   /// Drops the references that encoding a result took on `refs`.
   void release_refs(const std::vector<detail::contained_ref>& refs);
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "common/user_errors.hpp"
 #include "net/peers.hpp"
 #include "owner/owner_client.hpp"
+#include "prism/detail/async.hpp"
 #include "prism/detail/function_registry.hpp"
 #include "prism/internal/task_events.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
@@ -36,6 +38,12 @@ const std::shared_ptr<spdlog::logger>& host_logger() {
 
 using ran_atom = caf::atom_constant<caf::atom("ran")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
+/// Asynchronous calls may go on (`instance_state::ready`).
+using go_on_atom = caf::atom_constant<caf::atom("goon")>;
+/// A sleeping asynchronous call's time is up (`instance_state::timers`).
+using slept_atom = caf::atom_constant<caf::atom("slept")>;
+
+class async_call_state;
 
 /// Calls run back to back in one executor job while one at a time is allowed.
 constexpr std::size_t max_batch = 256;
@@ -77,6 +85,20 @@ struct instance_state {
   /// ended before its cancellation came never begins).
   std::deque<task_id> cancelled; // guarded by cancel_mu
   static constexpr std::size_t max_cancelled = 1024;
+
+  /// Asynchronous calls that have not ended, by task: each owns its
+  /// suspended coroutine.
+  std::mutex async_mu;
+  std::unordered_map<task_id, std::shared_ptr<async_call_state>>
+      async_calls; // guarded by async_mu
+  /// Those that may go on, for the host to run in their groups.
+  std::vector<std::shared_ptr<async_call_state>> ready; // guarded by async_mu
+  bool wake_sent = false;                               // guarded by async_mu
+  /// Sleeping calls, by timer, with the suspension each wakes.
+  std::unordered_map<std::uint64_t, std::pair<std::shared_ptr<async_call_state>,
+                                              std::uint64_t>>
+      timers;                   // guarded by async_mu
+  std::uint64_t next_timer = 1; // guarded by async_mu
 };
 
 /// The calls of one concurrency group: they wait in order, and run at most
@@ -85,6 +107,9 @@ struct call_group {
   std::int32_t limit = 1;
   std::int32_t running = 0;
   std::deque<protocol::actor_task> queue;
+  /// Asynchronous calls of the group that may go on: they run before the
+  /// calls that have not begun.
+  std::deque<std::shared_ptr<async_call_state>> resumptions;
 };
 
 /// An actor's named concurrency groups, made only for an actor that has
@@ -227,9 +252,216 @@ private:
   instance_state::call_slot slot_;
 };
 
-void run_calls(instance_state& inst, const caf::actor& host,
-               const actor_id& actor, std::int32_t incarnation,
+/// Fills `done` with what `method` threw. Call it in a `catch (...)`.
+void method_threw(instance_state& inst, protocol::actor_task_done& done,
+                  const std::string& method) {
+  try {
+    throw;
+  } catch (const detail::actor_exit_signal&) {
+    inst.exit_requested = true;
+    done.error.code = errc::actor_died;
+    done.error.message = "the actor exited (exit_actor)";
+  } catch (...) {
+    done.error = error_of_current_exception(method);
+  }
+}
+
+/// One call of an asynchronous method (see prism/detail/async.hpp): its
+/// coroutine, which it owns while suspended, and what wakes it. It goes on
+/// only on the actor's threads, in its group, through the host.
+class async_call_state final
+    : public detail::async_call,
+      public std::enable_shared_from_this<async_call_state> {
+public:
+  async_call_state(const std::shared_ptr<instance_state>& inst, caf::actor host,
+                   const protocol::actor_task& call, actor_id actor,
+                   std::int32_t incarnation, std::size_t group,
+                   std::int64_t start_us)
+      : inst_(inst), host_(std::move(host)), actor_(actor),
+        incarnation_(incarnation), group_(group), start_us_(start_us) {
+    call_.task = call.task;
+    call_.method = call.method;
+    call_.reply_to = call.reply_to;
+    call_.submit_us = call.submit_us;
+  }
+
+  ~async_call_state() override {
+    // The actor ended while it was suspended.
+    if (frame_)
+      frame_.destroy();
+  }
+
+  async_call_state(const async_call_state&) = delete;
+  async_call_state& operator=(const async_call_state&) = delete;
+
+  void attach(std::coroutine_handle<> frame) override {
+    frame_ = frame;
+  }
+
+  void resume_when_ready(const detail::ref_token& ref) override {
+    auto inst = inst_.lock();
+    if (!inst)
+      return;
+    auto epoch = suspend();
+    // A weak hold: the store may drop the callback unrun, under its lock,
+    // where the call's coroutine must not go.
+    inst->client->when_ready(ref, [weak = weak_from_this(), epoch] {
+      if (auto self = weak.lock())
+        self->wake(epoch);
+    });
+  }
+
+  void resume_after(std::chrono::nanoseconds delay) override {
+    auto inst = inst_.lock();
+    if (!inst)
+      return;
+    auto epoch = suspend();
+    std::uint64_t timer = 0;
+    {
+      std::lock_guard<std::mutex> guard{inst->async_mu};
+      timer = inst->next_timer++;
+      inst->timers.emplace(timer, std::make_pair(shared_from_this(), epoch));
+    }
+    caf::delayed_anon_send(host_, delay, slept_atom::value, timer);
+  }
+
+  bool cancelled() const noexcept override {
+    return cancelled_.load(std::memory_order_acquire);
+  }
+
+  void finish(detail::value result, std::exception_ptr error) override {
+    frame_ = nullptr; // the coroutine ends itself right after
+    auto inst = inst_.lock();
+    if (!inst)
+      return;
+    protocol::actor_task_done done;
+    done.actor = actor_;
+    done.task = call_.task;
+    done.incarnation = incarnation_;
+    if (error) {
+      try {
+        std::rethrow_exception(error);
+      } catch (...) {
+        method_threw(*inst, done, call_.method);
+      }
+    } else {
+      done.result = std::move(result);
+      done.ok = true;
+    }
+    if (call_.submit_us != 0) {
+      done.start_us = start_us_;
+      done.end_us = internal::unix_us_now();
+    }
+    auto keep = shared_from_this();
+    answer(*inst, host_, call_, std::move(done), true);
+    std::lock_guard<std::mutex> guard{inst->async_mu};
+    inst->async_calls.erase(call_.task);
+  }
+
+  /// Runs the coroutine on from where it waited (on an actor's thread).
+  void resume() {
+    detail::set_current_cancel_flag(&cancelled_);
+    frame_.resume();
+    detail::set_current_cancel_flag(nullptr);
+  }
+
+  /// The caller cancelled the call: it wakes, and its wait throws.
+  void cancel() {
+    cancelled_.store(true, std::memory_order_release);
+    wake(suspended_.load(std::memory_order_acquire));
+  }
+
+  /// What ends suspension `epoch` (the first to come): the host runs the
+  /// call on.
+  void wake(std::uint64_t epoch) {
+    if (epoch == 0 || !suspended_.compare_exchange_strong(epoch, 0))
+      return;
+    auto inst = inst_.lock();
+    if (!inst)
+      return;
+    bool send = false;
+    {
+      std::lock_guard<std::mutex> guard{inst->async_mu};
+      inst->ready.push_back(shared_from_this());
+      send = !inst->wake_sent;
+      inst->wake_sent = true;
+    }
+    if (send)
+      caf::anon_send(host_, go_on_atom::value);
+  }
+
+  std::size_t group() const noexcept {
+    return group_;
+  }
+
+private:
+  /// The coroutine suspends: returns the number of this suspension.
+  std::uint64_t suspend() {
+    auto epoch = ++epochs_;
+    suspended_.store(epoch, std::memory_order_release);
+    // Cancelled before it waited: it goes on at once.
+    if (cancelled())
+      wake(epoch);
+    return epoch;
+  }
+
+  std::weak_ptr<instance_state> inst_;
+  caf::actor host_;
+  /// The call, without its arguments: whom to answer.
+  protocol::actor_task call_;
+  actor_id actor_;
+  std::int32_t incarnation_;
+  std::size_t group_;
+  std::int64_t start_us_;
+  std::coroutine_handle<> frame_;
+  std::atomic<bool> cancelled_{false};
+  /// The suspension it waits in; 0 while it runs or is about to.
+  std::atomic<std::uint64_t> suspended_{0};
+  std::uint64_t epochs_ = 0;
+};
+
+/// What an asynchronous method finds while its actor host runs it: the
+/// host makes the call's state when the method's coroutine begins.
+class call_async_host final : public detail::async_host {
+public:
+  call_async_host(const std::shared_ptr<instance_state>& inst,
+                  const caf::actor& host, const protocol::actor_task& call,
+                  const actor_id& actor, std::int32_t incarnation,
+                  std::size_t group, std::int64_t start_us)
+      : inst_(inst), host_(host), call_(call), actor_(actor),
+        incarnation_(incarnation), group_(group), start_us_(start_us) {}
+
+  detail::async_call* begin_async() override {
+    auto state = std::make_shared<async_call_state>(
+        inst_, host_, call_, actor_, incarnation_, group_, start_us_);
+    auto* raw = state.get();
+    std::lock_guard<std::mutex> guard{inst_->async_mu};
+    inst_->async_calls.emplace(call_.task, std::move(state));
+    went_async_ = true;
+    return raw;
+  }
+
+  /// Whether the method returned a future: its coroutine answers.
+  bool went_async() const noexcept {
+    return went_async_;
+  }
+
+private:
+  const std::shared_ptr<instance_state>& inst_;
+  const caf::actor& host_;
+  const protocol::actor_task& call_;
+  const actor_id& actor_;
+  std::int32_t incarnation_;
+  std::size_t group_;
+  std::int64_t start_us_;
+  bool went_async_ = false;
+};
+
+void run_calls(const std::shared_ptr<instance_state>& inst_ptr,
+               const caf::actor& host, const actor_id& actor,
+               std::int32_t incarnation, std::size_t group,
                std::vector<protocol::actor_task>& calls) {
+  auto& inst = *inst_ptr;
   auto& registry = detail::function_registry::instance();
   with_actor_context(inst, [&] {
     slot_scope slot{inst};
@@ -262,16 +494,19 @@ void run_calls(instance_state& inst, const caf::actor& host,
         bool timed = call.submit_us != 0;
         if (timed)
           done.start_us = internal::unix_us_now();
+        call_async_host async{inst_ptr,    host,  call,         actor,
+                              incarnation, group, done.start_us};
+        detail::set_current_async_host(&async);
         try {
           done.result = e->call_method(inst.instance.get(), args);
           done.ok = true;
-        } catch (const detail::actor_exit_signal&) {
-          inst.exit_requested = true;
-          done.error.code = errc::actor_died;
-          done.error.message = "the actor exited (exit_actor)";
         } catch (...) {
-          done.error = error_of_current_exception(call.method);
+          method_threw(inst, done, call.method);
         }
+        detail::set_current_async_host(nullptr);
+        // Its coroutine answers once it ends (it may have already).
+        if (async.went_async())
+          continue;
         if (timed)
           done.end_us = internal::unix_us_now();
       }
@@ -349,6 +584,17 @@ void end_instance(host_actor* self, internal::death_kind kind,
     for (auto& call : g.queue)
       refuse_call(self, call);
     g.queue.clear();
+    g.resumptions.clear();
+  }
+  // Asynchronous calls that wait never go on: their callers learn of the
+  // actor's end from the control store. Their coroutines go with them,
+  // here or once what they wait for lets go of them.
+  std::unordered_map<task_id, std::shared_ptr<async_call_state>> waiting;
+  {
+    std::lock_guard<std::mutex> guard{st.inst->async_mu};
+    waiting.swap(st.inst->async_calls);
+    st.inst->ready.clear();
+    st.inst->timers.clear();
   }
   // The host ends once the control store has the end: a worker process
   // exits with its last host, and its node would report the instance lost
@@ -365,6 +611,20 @@ void end_instance(host_actor* self, internal::death_kind kind,
 void run_group(host_actor* self, std::size_t index) {
   auto& st = self->state;
   auto& g = st.group(index);
+  auto me = caf::actor_cast<caf::actor>(self);
+  auto group = static_cast<std::int32_t>(index);
+  // Calls that began go on first.
+  while (g.running < g.limit && !g.resumptions.empty()) {
+    auto call = std::move(g.resumptions.front());
+    g.resumptions.pop_front();
+    ++g.running;
+    st.cfg.pool->submit([inst = st.inst, me, group, call = std::move(call)] {
+      if (!inst->ended.load(std::memory_order_relaxed))
+        with_actor_context(*inst, [&] { call->resume(); });
+      send_answers(*inst);
+      caf::anon_send(me, ran_atom::value, group);
+    });
+  }
   while (g.running < g.limit && !g.queue.empty()) {
     std::vector<protocol::actor_task> batch;
     auto n = g.limit == 1 ? std::min(max_batch, g.queue.size()) : 1;
@@ -374,12 +634,10 @@ void run_group(host_actor* self, std::size_t index) {
       g.queue.pop_front();
     }
     ++g.running;
-    auto me = caf::actor_cast<caf::actor>(self);
     st.cfg.pool->submit([inst = st.inst, actor = st.cfg.spec.id,
-                         inc = st.cfg.incarnation, me,
-                         group = static_cast<std::int32_t>(index),
+                         inc = st.cfg.incarnation, me, group,
                          batch = std::move(batch)]() mutable {
-      run_calls(*inst, me, actor, inc, batch);
+      run_calls(inst, me, actor, inc, static_cast<std::size_t>(group), batch);
       caf::anon_send(me, ran_atom::value, group);
     });
   }
@@ -453,6 +711,45 @@ std::optional<std::size_t> group_of(host_state& st,
   return i->second;
 }
 
+// Asynchronous calls may go on: each waits in its group for a thread.
+void run_ready_calls(host_actor* self) {
+  auto& st = self->state;
+  std::vector<std::shared_ptr<async_call_state>> ready;
+  {
+    std::lock_guard<std::mutex> guard{st.inst->async_mu};
+    ready.swap(st.inst->ready);
+    st.inst->wake_sent = false;
+  }
+  if (st.ending)
+    return;
+  std::vector<bool> touched(st.num_groups(), false);
+  for (auto& call : ready) {
+    auto index = call->group();
+    st.group(index).resumptions.push_back(std::move(call));
+    touched[index] = true;
+  }
+  if (!st.ready)
+    return;
+  for (std::size_t i = 0; i < touched.size(); ++i)
+    if (touched[i])
+      run_group(self, i);
+}
+
+// A sleeping asynchronous call's time is up.
+void sleep_ended(host_actor* self, std::uint64_t timer) {
+  auto& inst = *self->state.inst;
+  std::pair<std::shared_ptr<async_call_state>, std::uint64_t> sleeper;
+  {
+    std::lock_guard<std::mutex> guard{inst.async_mu};
+    auto i = inst.timers.find(timer);
+    if (i == inst.timers.end())
+      return;
+    sleeper = std::move(i->second);
+    inst.timers.erase(i);
+  }
+  sleeper.first->wake(sleeper.second);
+}
+
 // A caller cancelled its call `task`: one queued here is answered at once;
 // one handed to a thread is stopped (running) or skipped (not begun).
 void on_cancel(host_actor* self, const task_id& task) {
@@ -469,8 +766,18 @@ void on_cancel(host_actor* self, const task_id& task) {
     }
   }
   auto& inst = *st.inst;
-  bool running = false;
+  // An asynchronous call that began: its wait wakes and throws.
+  std::shared_ptr<async_call_state> async;
   {
+    std::lock_guard<std::mutex> guard{inst.async_mu};
+    if (auto i = inst.async_calls.find(task); i != inst.async_calls.end())
+      async = i->second;
+  }
+  if (async)
+    async->cancel();
+  bool running = async != nullptr;
+  {
+    // One lock with `slot_scope::begin`: a call not begun now never does.
     std::lock_guard<std::mutex> guard{inst.cancel_mu};
     for (auto* slot : inst.slots) {
       if (slot->task == task) {
@@ -557,7 +864,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   if (!st.cfg.spec.concurrency_groups.empty()) {
     st.named = std::make_unique<named_groups>();
     for (const auto& g : st.cfg.spec.concurrency_groups)
-      st.named->groups.emplace_back(g.name, call_group{g.size, 0, {}});
+      st.named->groups.emplace_back(g.name, call_group{g.size, 0, {}, {}});
   }
   auto self_id = worker_id{unique_id::random()};
   st.inst->client = make_owner_client(
@@ -577,6 +884,8 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   return {
       [self](protocol::actor_task& call) { on_call(self, call); },
       [self](const protocol::cancel_call& msg) { on_cancel(self, msg.task); },
+      [self](go_on_atom) { run_ready_calls(self); },
+      [self](slept_atom, std::uint64_t timer) { sleep_ended(self, timer); },
       [self](const protocol::gcs_restarted&) { on_gcs_restarted(self); },
       [self](flush_atom) { send_answers(*self->state.inst); },
       [self](ran_atom, std::int32_t group) { on_ran(self, group); },

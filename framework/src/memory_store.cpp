@@ -14,6 +14,8 @@ std::atomic<std::int64_t> live{0};
 memory_store::memory_store() = default;
 
 memory_store::~memory_store() {
+  for (auto& [id, e] : entries_)
+    drop_callbacks(e);
   live.fetch_sub(static_cast<std::int64_t>(entries_.size()),
                  std::memory_order_relaxed);
 }
@@ -46,7 +48,27 @@ memory_store::sharing& memory_store::shared(entry& e) {
   return *e.share;
 }
 
+memory_store::fired_scope::~fired_scope() {
+  if (!store_.any_fired_.load(std::memory_order_acquire))
+    return;
+  std::vector<std::function<void()>> fired;
+  {
+    std::lock_guard<std::mutex> guard{store_.mu_};
+    fired.swap(store_.fired_);
+    store_.any_fired_.store(false, std::memory_order_relaxed);
+  }
+  for (auto& callback : fired)
+    callback();
+}
+
+void memory_store::drop_callbacks(entry& e) {
+  for (auto* w : e.waiters)
+    if (w->callback)
+      delete w;
+}
+
 void memory_store::erase(entry_map::iterator i) {
+  drop_callbacks(i->second);
   entries_.erase(i);
   live.fetch_sub(1, std::memory_order_relaxed);
 }
@@ -122,6 +144,7 @@ void memory_store::make_ready(entry& e,
 }
 
 void memory_store::add_ready(const object_id& id, detail::value v) {
+  fired_scope fired{*this};
   std::lock_guard<std::mutex> guard{mu_};
   auto& e = emplace(id).first->second;
   ++e.local_refs;
@@ -130,6 +153,7 @@ void memory_store::add_ready(const object_id& id, detail::value v) {
 }
 
 bool memory_store::complete(const object_id& id, detail::value v, arrival how) {
+  fired_scope fired{*this};
   std::lock_guard<std::mutex> guard{mu_};
   auto i = entries_.find(id);
   if (i == entries_.end() || i->second.st == state::ready)
@@ -140,6 +164,7 @@ bool memory_store::complete(const object_id& id, detail::value v, arrival how) {
 }
 
 bool memory_store::fail(const object_id& id, detail::error_info err) {
+  fired_scope fired{*this};
   std::lock_guard<std::mutex> guard{mu_};
   auto i = entries_.find(id);
   if (i == entries_.end() || i->second.st == state::ready)
@@ -153,6 +178,7 @@ bool memory_store::fail(const object_id& id, detail::error_info err) {
 bool memory_store::complete_remote(
     const object_id& id, const node_id& node,
     const std::vector<detail::contained_ref>& refs, arrival how) {
+  fired_scope fired{*this};
   std::lock_guard<std::mutex> guard{mu_};
   auto i = entries_.find(id);
   if (i == entries_.end() || i->second.st == state::ready)
@@ -164,6 +190,7 @@ bool memory_store::complete_remote(
 
 void memory_store::add_remote(const object_id& id, const node_id& node,
                               const std::vector<detail::contained_ref>& refs) {
+  fired_scope fired{*this};
   std::lock_guard<std::mutex> guard{mu_};
   auto& e = emplace(id).first->second;
   e.location = node;
@@ -288,10 +315,35 @@ std::vector<bool> memory_store::wait_many(const std::vector<object_id>& ids,
 }
 
 void memory_store::wake(entry& e) {
-  for (auto* w : e.waiters)
-    if (w->remaining > 0 && --w->remaining == 0)
-      w->cv.notify_one();
+  for (auto* w : e.waiters) {
+    if (w->remaining > 0 && --w->remaining == 0) {
+      if (w->callback) {
+        fired_.push_back(std::move(w->callback));
+        any_fired_.store(true, std::memory_order_release);
+        delete w;
+      } else {
+        w->cv.notify_one();
+      }
+    }
+  }
   e.waiters.clear();
+}
+
+bool memory_store::on_ready(const object_id& id,
+                            std::function<void()> callback) {
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto i = entries_.find(id);
+    if (i != entries_.end() && i->second.st != state::ready) {
+      auto* w = new waiter;
+      w->remaining = 1;
+      w->callback = std::move(callback);
+      i->second.waiters.push_back(w);
+      return true;
+    }
+  }
+  callback();
+  return false;
 }
 
 void memory_store::maybe_free(entry_map::iterator i, events& out) {
@@ -515,6 +567,7 @@ std::size_t memory_store::size() const {
 }
 
 void memory_store::fail_all_pending(const detail::error_info& err) {
+  fired_scope fired{*this};
   std::lock_guard<std::mutex> guard{mu_};
   for (auto& [id, e] : entries_) {
     if (e.st != state::ready) {
@@ -531,6 +584,7 @@ bool memory_store::closed() const {
 }
 
 void memory_store::close(const detail::error_info& err) {
+  fired_scope fired{*this};
   std::lock_guard<std::mutex> guard{mu_};
   closed_ = std::make_shared<const detail::error_info>(err);
   for (auto& [id, e] : entries_) {

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "prism/api.hpp"
+#include "prism/detail/async.hpp"
 #include "prism/internal/thread_annotations.hpp"
 
 namespace prism::detail {
@@ -15,6 +16,7 @@ thread_local runtime* thread_runtime = nullptr;
 thread_local const actor_context* thread_actor = nullptr;
 thread_local ref_capture* thread_capture = nullptr;
 thread_local const std::atomic<bool>* thread_cancel_flag = nullptr;
+thread_local async_host* thread_async_host = nullptr;
 thread_local const ref_source* thread_source = nullptr;
 
 struct driver_slot {
@@ -59,6 +61,16 @@ const actor_context* current_actor() noexcept {
 
 void set_current_actor(const actor_context* ctx) noexcept {
   thread_actor = ctx;
+}
+
+async_call::~async_call() = default;
+
+async_host* current_async_host() noexcept {
+  return thread_async_host;
+}
+
+void set_current_async_host(async_host* host) noexcept {
+  thread_async_host = host;
 }
 
 const std::atomic<bool>* current_cancel_flag() noexcept {

@@ -70,6 +70,7 @@ const std::map<std::string, judgement>& table() {
       {"n_n_actor_calls_async", against(pipelined)},
       {"n_n_actor_calls_with_arg_async", against(pipelined)},
       {"actor_creation", against(pipelined)},
+      {"async_actor_10k_waiting_calls_ms", cost()},
       {"actors_100k_rss_mb", cost()},
       {"list_100k_actors_filtered_ms", cost()},
       {"list_1m_task_events_filtered_ms", cost()},

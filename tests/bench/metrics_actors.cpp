@@ -41,6 +41,21 @@ public:
 PRISM_REMOTE(bench_actor::create, &bench_actor::small_value,
              &bench_actor::small_value_arg);
 
+/// A service whose calls wait without a thread: an asynchronous method.
+class waiting_actor {
+public:
+  static waiting_actor* create() {
+    return new waiting_actor;
+  }
+
+  future<int> wait_ms(int ms) {
+    co_await sleep_for(std::chrono::milliseconds{ms});
+    co_return ms;
+  }
+};
+
+PRISM_REMOTE(waiting_actor::create, &waiting_actor::wait_ms);
+
 /// Callers (threads) and actors of the n:n and 1:n metrics.
 constexpr std::size_t fan = 4;
 
@@ -179,6 +194,28 @@ double resident_mb() {
   return mb;
 }
 
+// Milliseconds for one actor (its calls one at a time, on a pool of 2
+// threads) to serve 10,000 concurrent calls that each wait 100 ms: an
+// asynchronous method gives its thread back while it waits, so they all
+// wait at once (one thread per call would take 500 s with 2 threads).
+double async_10k_waiting_ms(const run_options& opts) {
+  auto n = opts.iterations(10'000);
+  auto h = actor(waiting_actor::create).remote();
+  expect(get(h.task(&waiting_actor::wait_ms).remote(0)) == 0,
+         "the waiting actor did not answer");
+  auto start = std::chrono::steady_clock::now();
+  std::vector<object_ref<int>> refs;
+  refs.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    refs.push_back(h.task(&waiting_actor::wait_ms).remote(100));
+  for (auto& r : refs)
+    expect(get(r) == 100, "a waiting call returned another value");
+  std::chrono::duration<double, std::milli> took =
+      std::chrono::steady_clock::now() - start;
+  kill(h);
+  return took.count();
+}
+
 // Resident memory of the whole process with 100,000 idle actors alive. Heap
 // that earlier metrics freed, and that malloc keeps cached, goes back to the
 // system first, so that the figure counts what is alive.
@@ -238,6 +275,7 @@ std::vector<metric> actor_metrics() {
       {"n_n_actor_calls_async", "per_s", true, n_to_n_async},
       {"n_n_actor_calls_with_arg_async", "per_s", true, n_to_n_with_arg_async},
       {"actor_creation", "per_s", true, creation},
+      {"async_actor_10k_waiting_calls_ms", "ms", true, async_10k_waiting_ms},
       {"actors_100k_rss_mb", "MB", true, rss_100k},
       {"list_100k_actors_filtered_ms", "ms", true, list_100k_filtered_ms},
   };

@@ -1,6 +1,7 @@
 // Named services started exactly once: drivers of their own, each a process
 // attached to the cluster, race to get or create one detached actor by its
-// name (programs/service_driver.cpp).
+// name; and a driver uses the other controls of a service, cancellation and
+// asynchronous methods (programs/service_driver.cpp).
 
 #include <algorithm>
 #include <filesystem>
@@ -61,6 +62,21 @@ BOOST_AUTO_TEST_CASE(fifty_drivers_racing_get_one_service) {
   BOOST_TEST(listed.matched == 1u);
   if (!listed.entries.empty())
     BOOST_TEST(listed.entries[0]["actor_id"] == actors.begin()->first);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+// The controls a long-lived service needs, on a cluster of processes: a
+// driver (a process of its own) cancels a running task, cancels one with
+// force, and has one asynchronous actor serve 500 calls that wait at once.
+BOOST_AUTO_TEST_CASE(a_driver_cancels_and_waits_without_threads) {
+  process_cluster cluster{attached_cluster(1)};
+  auto d = start_program(cluster, PRISM_SERVICE_DRIVER_PATH, {"controls"},
+                         {"PRISM_ADDRESS=" + cluster.address()}, "controls");
+  BOOST_REQUIRE_MESSAGE(d.finish(cluster) == 0, d.err_text());
+  auto out = d.out_text();
+  BOOST_TEST(contains(out, "cancel_running=ok\n"), out);
+  BOOST_TEST(contains(out, "cancel_force=ok\n"), out);
+  BOOST_TEST(contains(out, "async=ok\n"), out);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

@@ -50,14 +50,14 @@ struct method_traits;
 template <class T, class R, class... Args>
 struct method_traits<R (T::*)(Args...)> {
   using class_type = T;
-  using result_type = std::decay_t<R>;
+  using result_type = typename unwrap_future<std::decay_t<R>>::type;
   using args = std::tuple<Args...>;
 };
 
 template <class T, class R, class... Args>
 struct method_traits<R (T::*)(Args...) const> {
   using class_type = T;
-  using result_type = std::decay_t<R>;
+  using result_type = typename unwrap_future<std::decay_t<R>>::type;
   using args = std::tuple<Args...>;
 };
 

@@ -7,6 +7,7 @@
 #include "prism/client.hpp"
 #include "prism/config.hpp"
 #include "prism/error.hpp"
+#include "prism/future.hpp"
 #include "prism/ids.hpp"
 #include "prism/kv.hpp"
 #include "prism/object_ref.hpp"

@@ -4,12 +4,20 @@
 // "services", or creates it if there is none, calls it once, and prints
 // "actor=<id> visit=<n>", n counting the actor's calls from every driver.
 //
-//   service_driver
+// With the argument `controls` it instead checks, on the cluster, the
+// controls a long-lived service needs, a line each: a running task
+// cancelled ("cancel_running=ok"), one cancelled with force
+// ("cancel_force=ok"), and an asynchronous actor serving 500 calls that
+// each wait 200 ms at once ("async=ok").
+//
+//   service_driver [controls]
 
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <prism/prism.hpp>
 
@@ -30,14 +38,108 @@ private:
   int visits_ = 0;
 };
 
+/// Spins until cancelled (60 s at most); returns whether it saw it.
+int spin() {
+  prism::kv::put("controls:spin", "started");
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds{60};
+  while (!prism::is_cancelled()) {
+    if (std::chrono::steady_clock::now() > until)
+      return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds{1});
+  }
+  return 1;
+}
+
+/// Sleeps 60 s, never looking at its cancellation.
+int stuck() {
+  prism::kv::put("controls:stuck", "started");
+  std::this_thread::sleep_for(std::chrono::seconds{60});
+  return 1;
+}
+
+/// A service whose calls wait without a thread.
+class gateway {
+public:
+  static gateway* create() {
+    return new gateway;
+  }
+
+  prism::future<int> wait_ms(int ms) {
+    co_await prism::sleep_for(std::chrono::milliseconds{ms});
+    co_return ms;
+  }
+};
+
+bool get_throws_cancelled(const prism::object_ref<int>& ref) {
+  try {
+    prism::get(ref, std::chrono::seconds{60});
+  } catch (const prism::task_cancelled_error&) {
+    return true;
+  }
+  return false;
+}
+
+/// Waits (60 s at most) until a task set `key`.
+void await_key(const std::string& key) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds{60};
+  while (!prism::kv::exists(key) && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+}
+
+void say(const std::string& line) {
+  std::printf("%s\n", line.c_str());
+  std::fflush(stdout);
+}
+
+// The controls of a long-lived service, on a cluster.
+void check_controls() {
+  // A running task, asked to stop: it sees it (its worker goes on).
+  auto running = prism::task(spin).remote();
+  await_key("controls:spin");
+  prism::cancel(running);
+  say(get_throws_cancelled(running) ? "cancel_running=ok"
+                                    : "cancel_running=failed");
+  // One that never looks: force kills its worker process.
+  auto forced = prism::task(stuck).remote();
+  await_key("controls:stuck");
+  auto start = std::chrono::steady_clock::now();
+  prism::cancel(forced, {.force = true});
+  bool ok = get_throws_cancelled(forced) &&
+            std::chrono::steady_clock::now() - start < std::chrono::seconds{30};
+  say(ok ? "cancel_force=ok" : "cancel_force=failed");
+  // 500 calls that each wait 200 ms, served by one actor at once.
+  auto g = prism::actor(gateway::create).remote();
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 0; i < 500; ++i)
+    refs.push_back(g.task(&gateway::wait_ms).remote(200));
+  int sum = 0;
+  for (auto& r : refs)
+    sum += prism::get(r, std::chrono::seconds{60});
+  say(sum == 500 * 200 ? "async=ok" : "async=failed");
+  prism::kill(g);
+}
+
 } // namespace service_driver
 
 PRISM_REMOTE(service_driver::service::create, &service_driver::service::visit);
+PRISM_REMOTE(service_driver::spin, service_driver::stuck,
+             service_driver::gateway::create,
+             &service_driver::gateway::wait_ms);
 
-int main() {
+int main(int argc, char** argv) {
   // A worker process of this program serves here and never returns.
   prism::init();
   int status = 0;
+  if (argc > 1 && std::string{argv[1]} == "controls") {
+    try {
+      service_driver::check_controls();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "driver: failed: %s\n", e.what());
+      status = 1;
+    }
+    prism::shutdown();
+    return status;
+  }
   try {
     std::printf("ready\n");
     std::fflush(stdout);

@@ -12,7 +12,30 @@
 
 #include "prism/detail/value.hpp"
 
+namespace prism {
+
+template <class T>
+class future;
+
+} // namespace prism
+
 namespace prism::detail {
+
+/// The result type a caller sees: `T` for a method that returns
+/// `prism::future<T>` (an asynchronous method), else `R`.
+template <class R>
+struct unwrap_future {
+  using type = R;
+};
+
+template <class T>
+struct unwrap_future<prism::future<T>> {
+  using type = T;
+};
+
+template <class R>
+inline constexpr bool is_future_v =
+    !std::is_same_v<typename unwrap_future<R>::type, R>;
 
 /// Runs a registered function on serialized arguments and returns its
 /// serialized result. Throws what the function throws, and
@@ -128,6 +151,11 @@ value invoke_method(M m, T* obj, const std::string& fn,
   if constexpr (std::is_void_v<R>) {
     (obj->*m)(static_cast<Args&&>(std::get<Is>(xs))...);
     return value{};
+  } else if constexpr (is_future_v<std::decay_t<R>>) {
+    // Asynchronous: the call goes on in its coroutine, which answers the
+    // caller through its actor host when it ends.
+    static_cast<void>((obj->*m)(static_cast<Args&&>(std::get<Is>(xs))...));
+    return value{};
   } else {
     return encode<std::decay_t<R>>(
         (obj->*m)(static_cast<Args&&>(std::get<Is>(xs))...));
@@ -155,6 +183,8 @@ struct factory_traits<std::unique_ptr<T, D>> : std::true_type {
 
 template <class R, class... Args>
 function_registry::entry make_entry(R (*f)(Args...), const std::string& name) {
+  static_assert(!is_future_v<std::decay_t<R>>,
+                "prism::future is the result of actor methods, not of tasks");
   function_registry::entry e;
   e.name = name;
   if constexpr (factory_traits<R>::value) {

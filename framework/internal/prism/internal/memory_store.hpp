@@ -159,6 +159,14 @@ public:
   /// Wakes the waits whose stop flag is set (set it first).
   void wake_stopped();
 
+  /// Runs `callback` once the entry is ready: at once, on this thread, if
+  /// it is ready or there is no entry (and returns false); else later, on
+  /// the thread that makes it ready, once that thread released the store's
+  /// lock (and returns true). A callback still waiting when its entry or
+  /// the store goes is dropped unrun, under the lock: what it holds must
+  /// not call into the store as it goes.
+  bool on_ready(const object_id& id, std::function<void()> callback);
+
   /// Adds a local reference; creates no entry. Returns whether there was an
   /// entry to add it to.
   bool add_ref(const object_id& id);
@@ -232,6 +240,9 @@ private:
     std::condition_variable cv;
     std::size_t remaining = 0;
     stop_flag stop = nullptr;
+    /// Set for a waiter of `on_ready`, which the store owns: run instead of
+    /// notifying, then deleted.
+    std::function<void()> callback;
 
     bool stopped() const noexcept {
       return stop != nullptr && stop->load(std::memory_order_acquire);
@@ -282,6 +293,23 @@ private:
   /// The sharing of `e`, made if it had none.
   static sharing& shared(entry& e);
   void erase(entry_map::iterator i);
+  /// Deletes the `on_ready` waiters of `e` that never ran.
+  static void drop_callbacks(entry& e);
+
+  /// Runs, as it goes, the `on_ready` callbacks that `wake` fired: made
+  /// before the lock is taken, so that they run after it is released (a
+  /// callback may drop the last hold on something that calls back into
+  /// the store).
+  class fired_scope {
+  public:
+    explicit fired_scope(memory_store& store) : store_(store) {}
+    ~fired_scope();
+    fired_scope(const fired_scope&) = delete;
+    fired_scope& operator=(const fired_scope&) = delete;
+
+  private:
+    memory_store& store_;
+  };
   void wake(entry& e);
   void maybe_free(entry_map::iterator i, events& out);
   /// Marks `e` ready, its value containing `refs` (see `set_contains`),
@@ -309,6 +337,9 @@ private:
   hook hook_ GUARDED_BY(mu_);
   /// The waits that have a stop flag, for `wake_stopped`.
   std::vector<waiter*> stoppable_ GUARDED_BY(mu_);
+  /// Callbacks `wake` fired, for the `fired_scope` of the change.
+  std::vector<std::function<void()>> fired_ GUARDED_BY(mu_);
+  std::atomic<bool> any_fired_{false};
 };
 
 } // namespace prism::internal
