@@ -67,8 +67,9 @@ BOOST_AUTO_TEST_CASE(fifty_drivers_racing_get_one_service) {
 
 // The controls a long-lived service needs, on a cluster of processes: a
 // driver (a process of its own) cancels a running task, cancels one with
-// force, and has one asynchronous actor serve 500 calls that wait at once.
-BOOST_AUTO_TEST_CASE(a_driver_cancels_and_waits_without_threads) {
+// force, has one asynchronous actor serve 500 calls that wait at once, and
+// gets a health check answered while slow calls fill the default group.
+BOOST_AUTO_TEST_CASE(a_driver_uses_the_controls_of_a_service) {
   process_cluster cluster{attached_cluster(1)};
   auto d = start_program(cluster, PRISM_SERVICE_DRIVER_PATH, {"controls"},
                          {"PRISM_ADDRESS=" + cluster.address()}, "controls");
@@ -77,6 +78,7 @@ BOOST_AUTO_TEST_CASE(a_driver_cancels_and_waits_without_threads) {
   BOOST_TEST(contains(out, "cancel_running=ok\n"), out);
   BOOST_TEST(contains(out, "cancel_force=ok\n"), out);
   BOOST_TEST(contains(out, "async=ok\n"), out);
+  BOOST_TEST(contains(out, "health=ok\n"), out);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

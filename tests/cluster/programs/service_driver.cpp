@@ -7,8 +7,10 @@
 // With the argument `controls` it instead checks, on the cluster, the
 // controls a long-lived service needs, a line each: a running task
 // cancelled ("cancel_running=ok"), one cancelled with force
-// ("cancel_force=ok"), and an asynchronous actor serving 500 calls that
-// each wait 200 ms at once ("async=ok").
+// ("cancel_force=ok"), an asynchronous actor serving 500 calls that each
+// wait 200 ms at once ("async=ok"), and a health check in a concurrency
+// group of its own answering while slow calls fill the default group
+// ("health=ok").
 //
 //   service_driver [controls]
 
@@ -68,6 +70,16 @@ public:
     co_await prism::sleep_for(std::chrono::milliseconds{ms});
     co_return ms;
   }
+
+  /// Holds its thread for `ms`.
+  int busy_ms(int ms) {
+    std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+    return ms;
+  }
+
+  bool health() const {
+    return true;
+  }
 };
 
 bool get_throws_cancelled(const prism::object_ref<int>& ref) {
@@ -117,14 +129,32 @@ void check_controls() {
     sum += prism::get(r, std::chrono::seconds{60});
   say(sum == 500 * 200 ? "async=ok" : "async=failed");
   prism::kill(g);
+  // A health check in a group of its own answers while 20 calls of 1 s
+  // fill the default group.
+  auto svc = prism::actor(gateway::create)
+                 .concurrency_groups({{"health", 1}})
+                 .remote();
+  prism::get(svc.task(&gateway::health).remote(), std::chrono::seconds{60});
+  std::vector<prism::object_ref<int>> slow;
+  for (int i = 0; i < 20; ++i)
+    slow.push_back(svc.task(&gateway::busy_ms).remote(1'000));
+  bool healthy =
+      prism::get(svc.task(&gateway::health).remote(), std::chrono::seconds{60});
+  std::vector<prism::object_ref<int>> first{slow.front()};
+  bool first_running =
+      prism::wait(first, 1, std::chrono::milliseconds{0}).ready.empty();
+  say(healthy && first_running ? "health=ok" : "health=failed");
+  prism::kill(svc);
 }
 
 } // namespace service_driver
 
 PRISM_REMOTE(service_driver::service::create, &service_driver::service::visit);
 PRISM_REMOTE(service_driver::spin, service_driver::stuck,
-             service_driver::gateway::create,
-             &service_driver::gateway::wait_ms);
+             service_driver::gateway::create, &service_driver::gateway::wait_ms,
+             &service_driver::gateway::busy_ms,
+             &service_driver::gateway::health);
+PRISM_CONCURRENCY_GROUP("health", &service_driver::gateway::health);
 
 int main(int argc, char** argv) {
   // A worker process of this program serves here and never returns.
