@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -82,8 +83,9 @@ struct instance_state {
   std::vector<call_slot*> slots; // guarded by cancel_mu
   /// Calls cancelled after the host handed them to a thread, before they
   /// began: they never do. The oldest go once there are many (a call that
-  /// ended before its cancellation came never begins).
-  std::deque<task_id> cancelled; // guarded by cancel_mu
+  /// ended before its cancellation came never begins). A vector: an idle
+  /// actor keeps none, and a deque allocates as it is made.
+  std::vector<task_id> cancelled; // guarded by cancel_mu
   static constexpr std::size_t max_cancelled = 1024;
 
   /// Asynchronous calls that have not ended, by task: each owns its
@@ -108,8 +110,9 @@ struct call_group {
   std::int32_t running = 0;
   std::deque<protocol::actor_task> queue;
   /// Asynchronous calls of the group that may go on: they run before the
-  /// calls that have not begun.
-  std::deque<std::shared_ptr<async_call_state>> resumptions;
+  /// calls that have not begun. A list: an actor without such calls keeps
+  /// an empty one, which allocates nothing.
+  std::list<std::shared_ptr<async_call_state>> resumptions;
 };
 
 /// An actor's named concurrency groups, made only for an actor that has
@@ -787,7 +790,7 @@ void on_cancel(host_actor* self, const task_id& task) {
     }
     if (!running) {
       if (inst.cancelled.size() == instance_state::max_cancelled)
-        inst.cancelled.pop_front();
+        inst.cancelled.erase(inst.cancelled.begin());
       inst.cancelled.push_back(task);
     }
   }
