@@ -428,7 +428,6 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
     return;
   auto key = l->second.key;
   auto lost = std::move(l->second.in_flight);
-  auto killed_for_cancel = l->second.killed_for_cancel;
   if (auto q = st.scheduling.queues.find(key);
       q != st.scheduling.queues.end()) {
     auto& ls = q->second.leases;
@@ -438,7 +437,7 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
   st.log->info("worker {} of lease {} lost: {}; {} task(s) affected",
                msg.worker.hex(), msg.lease_id, msg.reason, lost.size());
   for (auto& tid : lost)
-    run_lost(self, tid, killed_for_cancel, msg.reason);
+    run_lost(self, tid, msg.reason);
   dispatch(self, key);
 }
 

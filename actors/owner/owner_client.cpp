@@ -624,8 +624,13 @@ void owner_client::register_borrower(
 
 void owner_client::when_ready(const detail::ref_token& ref,
                               std::function<void()> callback) {
-  if (cfg_.store->on_ready(ref.id(), std::move(callback)))
-    ensure_fetch(ref.id(), ref.owner(), ref.address());
+  // Copies: once the callback is in, what waits may go on and end, `ref`
+  // with it, before this returns.
+  auto id = ref.id();
+  auto owner = ref.owner();
+  auto address = ref.address();
+  if (cfg_.store->on_ready(id, std::move(callback)))
+    ensure_fetch(id, owner, address);
 }
 
 void owner_client::release_refs(

@@ -215,6 +215,10 @@ struct task_entry {
 
 struct task_lifecycle_state {
   std::unordered_map<task_id, task_entry> entries;
+  /// Runs of this owner's worker cancelled recursively, the latest few: a
+  /// task one of them submitted that arrives after its cancellation is
+  /// cancelled as it arrives.
+  std::vector<task_id> cancelled_runs;
   /// Tasks waiting for an argument object, by object.
   std::unordered_map<object_id, std::vector<task_id>> waiting_for_arg;
 };
@@ -235,8 +239,9 @@ struct lease_entry {
   /// The worker's owner actor, which takes cancellations while the worker
   /// runs.
   caf::actor control;
-  /// Its worker is being killed to cancel a task with force: the others in
-  /// flight never began, and go back to the queue as they were.
+  /// Its worker is being killed to cancel a task with force: nothing more
+  /// is pushed to it, and what else it had in flight is retried as after
+  /// any death of a worker.
   bool killed_for_cancel = false;
   /// When `in_flight` last became empty.
   std::chrono::steady_clock::time_point idle_since;
@@ -471,11 +476,8 @@ void cancel_task(owner_actor* self, const task_id& tid, bool force,
 /// The owner of a task this owner's worker runs cancelled it.
 void cancel_run(owner_actor* self, const protocol::cancel_run& msg);
 /// The run of `tid` on a worker that is gone ended: it is finished as
-/// cancelled if it was, else requeued if its worker was killed to cancel
-/// another task, else retried or failed. `killed_for_cancel` tells the
-/// lease's cause of death.
-void run_lost(owner_actor* self, const task_id& tid, bool killed_for_cancel,
-              const std::string& reason);
+/// cancelled if it was, else retried or failed.
+void run_lost(owner_actor* self, const task_id& tid, const std::string& reason);
 /// The state of a task, or an empty string if this owner has none.
 std::string task_state_of(owner_actor* self, const task_id& tid);
 /// An actor call needs its ref arguments resolved by this owner.

@@ -69,6 +69,9 @@ void drop_stale_result(owner_actor* self, const protocol::task_done& d) {
     self->send(d.store, protocol::free_object{object_id{d.task, 1}, d.attempt});
 }
 
+/// How many recursively cancelled runs an owner remembers.
+constexpr std::size_t max_cancelled_runs = 64;
+
 detail::error_info cancelled_error(const task_entry& t) {
   detail::error_info err;
   err.code = errc::task_cancelled;
@@ -255,7 +258,13 @@ void submit(owner_actor* self, internal::task_spec&& spec,
   t.key = key_of(spec);
   t.spec = std::move(spec);
   t.held_args = std::move(held);
+  auto id = t.spec.id;
   submit_entry(self, t);
+  // Submitted by a run cancelled recursively before this arrived.
+  const auto& runs = st.tasks.cancelled_runs;
+  if (parent != task_id{} &&
+      std::find(runs.begin(), runs.end(), parent) != runs.end())
+    cancel_task(self, id, false, true);
 }
 
 // -- runs ending --------------------------------------------------------------
@@ -389,10 +398,15 @@ void cancel_running(owner_actor* self, task_entry& t, bool force,
     self->send(lease.control,
                protocol::cancel_run{t.spec.id, force, recursive});
   // Only the task the worker runs (the first in flight) kills it; one that
-  // waits behind it there is skipped when its turn comes.
+  // waits behind it there is skipped when its turn comes. The others in
+  // flight are retried as after any death of a worker (one may have begun
+  // by the time the kill lands), and nothing more goes to it.
   if (force && !lease.killed_for_cancel && !lease.in_flight.empty() &&
       lease.in_flight.front() == t.spec.id) {
     lease.killed_for_cancel = true;
+    if (auto q = st.scheduling.queues.find(lease.key);
+        q != st.scheduling.queues.end())
+      std::erase(q->second.leases, lease.id);
     self->send(lease.raylet, protocol::cancel_kill{lease.id});
   }
 }
@@ -424,6 +438,8 @@ void cancel_task(owner_actor* self, const task_id& tid, bool force,
     if (!set_state(self, e, internal::task_state::cancelled))
       return;
     note_attempt_ended(self, e, internal::task_state::cancelled, "cancelled");
+    if (e.rebuilding)
+      drop_lineage(self, e.spec.return_id());
     st.cfg.store->fail(e.spec.return_id(), cancelled_error(e));
     end_task(self, t);
     return;
@@ -442,6 +458,10 @@ void cancel_run(owner_actor* self, const protocol::cancel_run& msg) {
     st.cfg.store->wake_stopped();
   if (!msg.recursive)
     return;
+  auto& runs = st.tasks.cancelled_runs;
+  if (runs.size() == max_cancelled_runs)
+    runs.erase(runs.begin());
+  runs.push_back(msg.task);
   // The tasks its run submitted, owned here; theirs are reached through
   // their workers in turn.
   std::vector<task_id> children;
@@ -452,7 +472,7 @@ void cancel_run(owner_actor* self, const protocol::cancel_run& msg) {
     cancel_task(self, id, msg.force, true);
 }
 
-void run_lost(owner_actor* self, const task_id& tid, bool killed_for_cancel,
+void run_lost(owner_actor* self, const task_id& tid,
               const std::string& reason) {
   auto& st = self->state;
   auto t = st.tasks.entries.find(tid);
@@ -462,15 +482,6 @@ void run_lost(owner_actor* self, const task_id& tid, bool killed_for_cancel,
   e.lease_id = 0;
   if (e.cancelled) {
     close_cancelled(self, t);
-    return;
-  }
-  if (killed_for_cancel) {
-    // It waited behind the cancelled task and never began: it runs again
-    // as it was, its retries untouched.
-    note_attempt_ended(self, e, internal::task_state::failed,
-                       "its worker was killed to cancel another task");
-    ++e.spec.attempt;
-    enqueue(self, tid);
     return;
   }
   if (!retry_task(self, e, "its worker died: " + reason))

@@ -302,6 +302,9 @@ public:
   }
 
   void resume_when_ready(const detail::ref_token& ref) override {
+    // Once suspended, the call may go on and end on another thread before
+    // this one returns.
+    auto keep = shared_from_this();
     auto inst = inst_.lock();
     if (!inst)
       return;
@@ -315,6 +318,7 @@ public:
   }
 
   void resume_after(std::chrono::nanoseconds delay) override {
+    auto keep = shared_from_this();
     auto inst = inst_.lock();
     if (!inst)
       return;
@@ -323,13 +327,15 @@ public:
     {
       std::lock_guard<std::mutex> guard{inst->async_mu};
       timer = inst->next_timer++;
-      inst->timers.emplace(timer, std::make_pair(shared_from_this(), epoch));
+      inst->timers.emplace(timer, std::make_pair(keep, epoch));
     }
     caf::delayed_anon_send(host_, delay, slept_atom::value, timer);
   }
 
   bool cancelled() const noexcept override {
-    return cancelled_.load(std::memory_order_acquire);
+    // Sequentially consistent with `suspend`: a cancellation and a
+    // suspension that race see each other on one side at least.
+    return cancelled_.load();
   }
 
   void finish(detail::value result, std::exception_ptr error) override {
@@ -370,8 +376,8 @@ public:
 
   /// The caller cancelled the call: it wakes, and its wait throws.
   void cancel() {
-    cancelled_.store(true, std::memory_order_release);
-    wake(suspended_.load(std::memory_order_acquire));
+    cancelled_.store(true);
+    wake(suspended_.load());
   }
 
   /// What ends suspension `epoch` (the first to come): the host runs the
@@ -401,7 +407,7 @@ private:
   /// The coroutine suspends: returns the number of this suspension.
   std::uint64_t suspend() {
     auto epoch = ++epochs_;
-    suspended_.store(epoch, std::memory_order_release);
+    suspended_.store(epoch);
     // Cancelled before it waited: it goes on at once.
     if (cancelled())
       wake(epoch);
@@ -435,18 +441,23 @@ public:
         incarnation_(incarnation), group_(group), start_us_(start_us) {}
 
   detail::async_call* begin_async() override {
-    auto state = std::make_shared<async_call_state>(
+    state_ = std::make_shared<async_call_state>(
         inst_, host_, call_, actor_, incarnation_, group_, start_us_);
-    auto* raw = state.get();
+    // One lock with `on_cancel`: a cancellation of this call either finds
+    // it among the asynchronous calls, or set the thread's flag first,
+    // which the call takes over.
+    std::lock_guard<std::mutex> cancel_guard{inst_->cancel_mu};
+    if (detail::current_cancel_flag() != nullptr &&
+        detail::current_cancel_flag()->load())
+      state_->cancel();
     std::lock_guard<std::mutex> guard{inst_->async_mu};
-    inst_->async_calls.emplace(call_.task, std::move(state));
-    went_async_ = true;
-    return raw;
+    inst_->async_calls.emplace(call_.task, state_);
+    return state_.get();
   }
 
   /// Whether the method returned a future: its coroutine answers.
   bool went_async() const noexcept {
-    return went_async_;
+    return state_ != nullptr;
   }
 
 private:
@@ -457,7 +468,9 @@ private:
   std::int32_t incarnation_;
   std::size_t group_;
   std::int64_t start_us_;
-  bool went_async_ = false;
+  /// The call's state, held while the method runs: its coroutine runs on
+  /// this thread until its first wait, and may end meanwhile.
+  std::shared_ptr<async_call_state> state_;
 };
 
 void run_calls(const std::shared_ptr<instance_state>& inst_ptr,
@@ -769,19 +782,22 @@ void on_cancel(host_actor* self, const task_id& task) {
     }
   }
   auto& inst = *st.inst;
-  // An asynchronous call that began: its wait wakes and throws.
-  std::shared_ptr<async_call_state> async;
+  bool running = false;
   {
-    std::lock_guard<std::mutex> guard{inst.async_mu};
-    if (auto i = inst.async_calls.find(task); i != inst.async_calls.end())
-      async = i->second;
-  }
-  if (async)
-    async->cancel();
-  bool running = async != nullptr;
-  {
-    // One lock with `slot_scope::begin`: a call not begun now never does.
+    // One lock with `slot_scope::begin`: a call not begun now never does;
+    // and with `call_async_host::begin_async`.
     std::lock_guard<std::mutex> guard{inst.cancel_mu};
+    // An asynchronous call that began: its wait wakes and throws.
+    std::shared_ptr<async_call_state> async;
+    {
+      std::lock_guard<std::mutex> async_guard{inst.async_mu};
+      if (auto i = inst.async_calls.find(task); i != inst.async_calls.end())
+        async = i->second;
+    }
+    if (async) {
+      async->cancel();
+      running = true;
+    }
     for (auto* slot : inst.slots) {
       if (slot->task == task) {
         slot->cancelled.store(true, std::memory_order_release);
