@@ -48,6 +48,7 @@ public:
     return new waiting_actor;
   }
 
+  /// Waits `ms` without a thread: the metric times such waits.
   future<int> wait_ms(int ms) {
     co_await sleep_for(std::chrono::milliseconds{ms});
     co_return ms;

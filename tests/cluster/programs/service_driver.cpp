@@ -47,6 +47,7 @@ int spin() {
   while (!prism::is_cancelled()) {
     if (std::chrono::steady_clock::now() > until)
       return 0;
+    // The task's own work between looks at its flag, bounded above.
     std::this_thread::sleep_for(std::chrono::milliseconds{1});
   }
   return 1;
@@ -55,6 +56,8 @@ int spin() {
 /// Sleeps 60 s, never looking at its cancellation.
 int stuck() {
   prism::kv::put("controls:stuck", "started");
+  // Time is the subject: a task that never returns in the test's span,
+  // which only `force` stops.
   std::this_thread::sleep_for(std::chrono::seconds{60});
   return 1;
 }
@@ -66,12 +69,13 @@ public:
     return new gateway;
   }
 
+  /// Waits `ms` without a thread: the wait itself is what is served.
   prism::future<int> wait_ms(int ms) {
     co_await prism::sleep_for(std::chrono::milliseconds{ms});
     co_return ms;
   }
 
-  /// Holds its thread for `ms`.
+  /// Holds its thread for `ms`: a slow call, whose time is the subject.
   int busy_ms(int ms) {
     std::this_thread::sleep_for(std::chrono::milliseconds{ms});
     return ms;
