@@ -174,9 +174,13 @@ lease_entry* run_ended_on_lease(owner_actor* self, std::uint64_t lease_id,
         i != in_flight.end())
       in_flight.erase(i);
   }
-  auto& q = sched.queues[key];
-  q.avg_run_ns =
-      internal::next_avg_run_ns(q.avg_run_ns, static_cast<double>(run_ns));
+  // A run skipped (cancelled before it began) says nothing of how long
+  // the key's runs take.
+  if (run_ns >= 0) {
+    auto& q = sched.queues[key];
+    q.avg_run_ns =
+        internal::next_avg_run_ns(q.avg_run_ns, static_cast<double>(run_ns));
+  }
   return lease;
 }
 

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 
 #include "prism/ids.hpp"
+#include "prism/internal/pipelining.hpp"
 #include "prism/internal/thread_annotations.hpp"
 
 namespace prism::actors {
@@ -22,8 +24,15 @@ public:
   /// started: it must not run.
   bool begin(const task_id& task) {
     std::lock_guard<std::mutex> guard{mu_};
+    ++begins_;
     if (!early_.empty()) {
-      if (auto i = std::find(early_.begin(), early_.end(), task);
+      // A cancellation that came after its run ended: its task would have
+      // begun by now (see `early_`).
+      while (!early_.empty() &&
+             begins_ - early_.front().begins > internal::max_pipeline_depth)
+        early_.pop_front();
+      if (auto i = std::find_if(early_.begin(), early_.end(),
+                                [&](const auto& e) { return e.task == task; });
           i != early_.end()) {
         early_.erase(i);
         return false;
@@ -49,11 +58,10 @@ public:
       cancelled_.store(true, std::memory_order_release);
       return true;
     }
-    // A task that ended already is never begun: the oldest of these go
-    // once there are many.
-    if (early_.size() == max_early)
-      early_.pop_front();
-    early_.push_back(task);
+    // Asked again (a forced cancellation after a plain one): once is enough.
+    if (std::none_of(early_.begin(), early_.end(),
+                     [&](const auto& e) { return e.task == task; }))
+      early_.push_back({task, begins_});
     return false;
   }
 
@@ -63,13 +71,25 @@ public:
   }
 
 private:
-  static constexpr std::size_t max_early = 1024;
+  /// A task cancelled before it began, and how many runs had begun here
+  /// when the cancellation came.
+  struct early_cancel {
+    task_id task;
+    std::uint64_t begins = 0;
+  };
 
   std::mutex mu_;
   task_id running_ GUARDED_BY(mu_);
   std::atomic<bool> cancelled_{false};
-  /// Tasks cancelled before they began.
-  std::deque<task_id> early_ GUARDED_BY(mu_);
+  /// Runs begun here, skipped ones too.
+  std::uint64_t begins_ GUARDED_BY(mu_) = 0;
+  /// Tasks cancelled while they had not begun here, oldest first. Each was
+  /// pushed to this worker before its cancellation was sent, and a worker
+  /// has one lease at a time, with at most `max_pipeline_depth` of its
+  /// tasks pushed and not ended: so a task cancelled before it began does
+  /// so within that many runs. One not begun by then had ended before its
+  /// cancellation came (its owner had not yet heard), and goes.
+  std::deque<early_cancel> early_ GUARDED_BY(mu_);
 };
 
 } // namespace prism::actors

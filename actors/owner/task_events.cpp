@@ -161,7 +161,7 @@ void note_run_reported(task_entry& t, const protocol::task_done& done) {
   if (done.start_us == 0 || !recorded(t))
     return;
   t.note.start_us = done.start_us;
-  t.note.end_us = done.start_us + done.run_ns / 1000;
+  t.note.end_us = done.start_us + std::max<std::int64_t>(done.run_ns, 0) / 1000;
 }
 
 void note_attempt_ended(owner_actor* self, task_entry& t,

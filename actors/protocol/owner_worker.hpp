@@ -54,7 +54,7 @@ struct task_done {
   /// `retry_exception_types` (the worker alone can tell: it holds the
   /// exception).
   bool retry_listed = false;
-  /// Time the function ran, for the owner's pipelining decisions.
+  /// Time the function ran, for the owner's pipelining; -1 if it did not.
   std::int64_t run_ns = 0;
   /// When the run began, in microseconds since the Unix epoch by the
   /// worker's clock: the task's events tell it.

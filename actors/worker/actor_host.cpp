@@ -4,6 +4,7 @@
 #include <atomic>
 #include <deque>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -41,7 +42,7 @@ using ran_atom = caf::atom_constant<caf::atom("ran")>;
 using flush_atom = caf::atom_constant<caf::atom("flush")>;
 /// Asynchronous calls may go on (`instance_state::ready`).
 using go_on_atom = caf::atom_constant<caf::atom("goon")>;
-/// A sleeping asynchronous call's time is up (`instance_state::timers`).
+/// The sleeps that end in a millisecond are over (`instance_state::sleepers`).
 using slept_atom = caf::atom_constant<caf::atom("slept")>;
 
 class async_call_state;
@@ -73,20 +74,25 @@ struct instance_state {
   std::vector<detail::contained_ref> held; // guarded by answers_mu
   bool flush_requested = false;            // guarded by answers_mu
 
-  /// A thread that runs calls: the call it runs (or ran last), and that
-  /// call's cancellation flag (`prism::is_cancelled`).
+  /// A batch of calls the host hands to the pool, shared with the host
+  /// until a thread has run it: a cancellation looks for its calls there.
+  using call_batch = std::shared_ptr<std::vector<protocol::actor_task>>;
+  /// A thread that runs calls: the batch it runs, the call it runs (or ran
+  /// last), and that call's cancellation flag (`prism::is_cancelled`).
   struct call_slot {
+    const std::vector<protocol::actor_task>* batch = nullptr;
     task_id task;
     std::atomic<bool> cancelled{false};
   };
   std::mutex cancel_mu;
   std::vector<call_slot*> slots; // guarded by cancel_mu
-  /// Calls cancelled after the host handed them to a thread, before they
-  /// began: they never do. The oldest go once there are many (a call that
-  /// ended before its cancellation came never begins). A vector: an idle
-  /// actor keeps none, and a deque allocates as it is made.
+  /// Batches the host handed to the pool that no thread took yet.
+  std::vector<call_batch> handed; // guarded by cancel_mu
+  /// Calls of the handed batches and the slots' batches cancelled before
+  /// they began: they never do. Each goes when it would begin, or when its
+  /// batch ends. A vector: an idle actor keeps none, and a deque allocates
+  /// as it is made.
   std::vector<task_id> cancelled; // guarded by cancel_mu
-  static constexpr std::size_t max_cancelled = 1024;
 
   /// Asynchronous calls that have not ended, by task: each owns its
   /// suspended coroutine.
@@ -96,11 +102,12 @@ struct instance_state {
   /// Those that may go on, for the host to run in their groups.
   std::vector<std::shared_ptr<async_call_state>> ready; // guarded by async_mu
   bool wake_sent = false;                               // guarded by async_mu
-  /// Sleeping calls, by timer, with the suspension each wakes.
-  std::unordered_map<std::uint64_t, std::pair<std::shared_ptr<async_call_state>,
-                                              std::uint64_t>>
-      timers;                   // guarded by async_mu
-  std::uint64_t next_timer = 1; // guarded by async_mu
+  /// Sleeping calls, with the suspension each wakes, by the millisecond
+  /// of the steady clock their sleep ends in (rounded up): one timer
+  /// serves every call whose sleep ends in that millisecond, so many
+  /// sleeping calls do not keep the clock's thread busy with a timer each.
+  using sleeper = std::pair<std::shared_ptr<async_call_state>, std::uint64_t>;
+  std::map<std::int64_t, std::vector<sleeper>> sleepers; // guarded by async_mu
 };
 
 /// The calls of one concurrency group: they wait in order, and run at most
@@ -215,11 +222,32 @@ void send_answers(instance_state& inst) {
   inst.client->release_refs(held);
 }
 
-/// The thread's slot among the instance's, for the length of a batch.
+/// Whether `task` is one of `batch`'s calls.
+bool in_batch(const std::vector<protocol::actor_task>& batch,
+              const task_id& task) {
+  return std::any_of(batch.begin(), batch.end(),
+                     [&](const auto& call) { return call.task == task; });
+}
+
+/// Whether `task` is in a batch that a thread runs or will run, which
+/// has not ended. REQUIRES: inst.cancel_mu held.
+bool in_live_batch(const instance_state& inst, const task_id& task) {
+  return std::any_of(
+             inst.slots.begin(), inst.slots.end(),
+             [&](const auto* s) { return in_batch(*s->batch, task); }) ||
+         std::any_of(inst.handed.begin(), inst.handed.end(),
+                     [&](const auto& b) { return in_batch(*b, task); });
+}
+
+/// The thread's slot among the instance's, for the length of its batch of
+/// calls, which it takes from those the host handed out.
 class slot_scope {
 public:
-  explicit slot_scope(instance_state& inst) : inst_(inst) {
+  slot_scope(instance_state& inst, const instance_state::call_batch& batch)
+      : inst_(inst) {
+    slot_.batch = batch.get();
     std::lock_guard<std::mutex> guard{inst_.cancel_mu};
+    std::erase(inst_.handed, batch);
     inst_.slots.push_back(&slot_);
     detail::set_current_cancel_flag(&slot_.cancelled);
   }
@@ -228,6 +256,12 @@ public:
     detail::set_current_cancel_flag(nullptr);
     std::lock_guard<std::mutex> guard{inst_.cancel_mu};
     std::erase(inst_.slots, &slot_);
+    // The batch's calls began or were skipped: their cancellations that
+    // wait here are done with.
+    if (!inst_.cancelled.empty())
+      std::erase_if(inst_.cancelled, [&](const task_id& task) {
+        return in_batch(*slot_.batch, task);
+      });
   }
 
   slot_scope(const slot_scope&) = delete;
@@ -322,14 +356,30 @@ public:
     auto inst = inst_.lock();
     if (!inst)
       return;
-    auto epoch = suspend();
-    std::uint64_t timer = 0;
+    auto now = std::chrono::steady_clock::now();
+    // A year at most: the clock's time point must not overflow.
+    delay = std::min<std::chrono::nanoseconds>(delay, std::chrono::hours{8760});
+    auto due = std::chrono::ceil<std::chrono::milliseconds>(now + delay);
+    auto key = static_cast<std::int64_t>(due.time_since_epoch().count());
+    auto epoch = ++epochs_;
+    bool first = false;
     {
+      // Asleep once its timer's sleepers have it: it may wake from here on.
       std::lock_guard<std::mutex> guard{inst->async_mu};
-      timer = inst->next_timer++;
-      inst->timers.emplace(timer, std::make_pair(keep, epoch));
+      auto [sleepers, added] = inst->sleepers.try_emplace(key);
+      first = added;
+      sleepers->second.emplace_back(keep, epoch);
+      sleep_ = {key, epoch};
+      suspended_.store(epoch);
     }
-    caf::delayed_anon_send(host_, delay, slept_atom::value, timer);
+    if (first)
+      caf::delayed_anon_send(host_, due - now, slept_atom::value, key);
+    // Cancelled before it slept: it goes on at once.
+    if (cancelled()) {
+      wake(epoch);
+      std::lock_guard<std::mutex> guard{inst->async_mu};
+      drop_sleep(*inst, key, epoch);
+    }
   }
 
   bool cancelled() const noexcept override {
@@ -362,13 +412,16 @@ public:
       done.end_us = internal::unix_us_now();
     }
     auto keep = shared_from_this();
-    answer(*inst, host_, call_, std::move(done), true);
+    answer(*inst, host_, call_, std::move(done), last_);
     std::lock_guard<std::mutex> guard{inst->async_mu};
     inst->async_calls.erase(call_.task);
   }
 
-  /// Runs the coroutine on from where it waited (on an actor's thread).
-  void resume() {
+  /// Runs the coroutine on from where it waited (on an actor's thread);
+  /// `last`: no call runs on after it on this thread before the thread
+  /// sends the answers waiting (see `answer`).
+  void resume(bool last) {
+    last_ = last;
     detail::set_current_cancel_flag(&cancelled_);
     frame_.resume();
     detail::set_current_cancel_flag(nullptr);
@@ -378,6 +431,11 @@ public:
   void cancel() {
     cancelled_.store(true);
     wake(suspended_.load());
+    // A sleep it woke from keeps nothing of it until its time is up.
+    if (auto inst = inst_.lock()) {
+      std::lock_guard<std::mutex> guard{inst->async_mu};
+      drop_sleep(*inst, sleep_.first, sleep_.second);
+    }
   }
 
   /// What ends suspension `epoch` (the first to come): the host runs the
@@ -414,6 +472,19 @@ private:
     return epoch;
   }
 
+  /// Takes its sleep `epoch` out of the sleepers of millisecond `key`, if
+  /// they still have it. REQUIRES: inst.async_mu held.
+  void drop_sleep(instance_state& inst, std::int64_t key, std::uint64_t epoch) {
+    auto i = inst.sleepers.find(key);
+    if (i == inst.sleepers.end())
+      return;
+    std::erase_if(i->second, [&](const auto& s) {
+      return s.first.get() == this && s.second == epoch;
+    });
+    if (i->second.empty())
+      inst.sleepers.erase(i);
+  }
+
   std::weak_ptr<instance_state> inst_;
   caf::actor host_;
   /// The call, without its arguments: whom to answer.
@@ -427,6 +498,12 @@ private:
   /// The suspension it waits in; 0 while it runs or is about to.
   std::atomic<std::uint64_t> suspended_{0};
   std::uint64_t epochs_ = 0;
+  /// Its last sleep: the millisecond it ends in (`instance_state::
+  /// sleepers`) and its suspension. Guarded by the instance's async_mu.
+  std::pair<std::int64_t, std::uint64_t> sleep_{0, 0};
+  /// Its answer asks the host for no flush: the thread that runs it sends
+  /// the answers itself once its batch ends (see `resume` and `answer`).
+  bool last_ = true;
 };
 
 /// What an asynchronous method finds while its actor host runs it: the
@@ -476,11 +553,12 @@ private:
 void run_calls(const std::shared_ptr<instance_state>& inst_ptr,
                const caf::actor& host, const actor_id& actor,
                std::int32_t incarnation, std::size_t group,
-               std::vector<protocol::actor_task>& calls) {
+               const instance_state::call_batch& batch) {
   auto& inst = *inst_ptr;
   auto& registry = detail::function_registry::instance();
+  auto& calls = *batch;
   with_actor_context(inst, [&] {
-    slot_scope slot{inst};
+    slot_scope slot{inst, batch};
     for (auto& call : calls) {
       if (inst.ended.load(std::memory_order_relaxed))
         break;
@@ -606,11 +684,13 @@ void end_instance(host_actor* self, internal::death_kind kind,
   // actor's end from the control store. Their coroutines go with them,
   // here or once what they wait for lets go of them.
   std::unordered_map<task_id, std::shared_ptr<async_call_state>> waiting;
+  std::vector<std::shared_ptr<async_call_state>> ready;
+  std::map<std::int64_t, std::vector<instance_state::sleeper>> sleepers;
   {
     std::lock_guard<std::mutex> guard{st.inst->async_mu};
     waiting.swap(st.inst->async_calls);
-    st.inst->ready.clear();
-    st.inst->timers.clear();
+    ready.swap(st.inst->ready);
+    sleepers.swap(st.inst->sleepers);
   }
   // The host ends once the control store has the end: a worker process
   // exits with its last host, and its node would report the instance lost
@@ -629,30 +709,47 @@ void run_group(host_actor* self, std::size_t index) {
   auto& g = st.group(index);
   auto me = caf::actor_cast<caf::actor>(self);
   auto group = static_cast<std::int32_t>(index);
-  // Calls that began go on first.
+  // Calls that began go on first, in batches too.
   while (g.running < g.limit && !g.resumptions.empty()) {
-    auto call = std::move(g.resumptions.front());
-    g.resumptions.pop_front();
+    std::vector<std::shared_ptr<async_call_state>> calls;
+    auto n = g.limit == 1 ? std::min(max_batch, g.resumptions.size()) : 1;
+    calls.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      calls.push_back(std::move(g.resumptions.front()));
+      g.resumptions.pop_front();
+    }
     ++g.running;
-    st.cfg.pool->submit([inst = st.inst, me, group, call = std::move(call)] {
-      if (!inst->ended.load(std::memory_order_relaxed))
-        with_actor_context(*inst, [&] { call->resume(); });
+    st.cfg.pool->submit([inst = st.inst, me, group, calls = std::move(calls)] {
+      with_actor_context(*inst, [&] {
+        for (auto& call : calls) {
+          // The actor ended, or is about to: the host ends it once it hears
+          // this batch ran.
+          if (inst->ended.load(std::memory_order_relaxed) ||
+              inst->exit_requested.load())
+            break;
+          call->resume(&call == &calls.back());
+        }
+      });
       send_answers(*inst);
       caf::anon_send(me, ran_atom::value, group);
     });
   }
   while (g.running < g.limit && !g.queue.empty()) {
-    std::vector<protocol::actor_task> batch;
+    auto batch = std::make_shared<std::vector<protocol::actor_task>>();
     auto n = g.limit == 1 ? std::min(max_batch, g.queue.size()) : 1;
-    batch.reserve(n);
+    batch->reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      batch.push_back(std::move(g.queue.front()));
+      batch->push_back(std::move(g.queue.front()));
       g.queue.pop_front();
     }
     ++g.running;
+    {
+      std::lock_guard<std::mutex> guard{st.inst->cancel_mu};
+      st.inst->handed.push_back(batch);
+    }
     st.cfg.pool->submit([inst = st.inst, actor = st.cfg.spec.id,
                          inc = st.cfg.incarnation, me, group,
-                         batch = std::move(batch)]() mutable {
+                         batch = std::move(batch)] {
       run_calls(inst, me, actor, inc, static_cast<std::size_t>(group), batch);
       caf::anon_send(me, ran_atom::value, group);
     });
@@ -751,19 +848,20 @@ void run_ready_calls(host_actor* self) {
       run_group(self, i);
 }
 
-// A sleeping asynchronous call's time is up.
-void sleep_ended(host_actor* self, std::uint64_t timer) {
+// The sleeps of asynchronous calls that end in millisecond `key` are over.
+void sleep_ended(host_actor* self, std::int64_t key) {
   auto& inst = *self->state.inst;
-  std::pair<std::shared_ptr<async_call_state>, std::uint64_t> sleeper;
+  std::vector<instance_state::sleeper> sleepers;
   {
     std::lock_guard<std::mutex> guard{inst.async_mu};
-    auto i = inst.timers.find(timer);
-    if (i == inst.timers.end())
+    auto i = inst.sleepers.find(key);
+    if (i == inst.sleepers.end())
       return;
-    sleeper = std::move(i->second);
-    inst.timers.erase(i);
+    sleepers.swap(i->second);
+    inst.sleepers.erase(i);
   }
-  sleeper.first->wake(sleeper.second);
+  for (auto& [call, epoch] : sleepers)
+    call->wake(epoch);
 }
 
 // A caller cancelled its call `task`: one queued here is answered at once;
@@ -804,11 +902,13 @@ void on_cancel(host_actor* self, const task_id& task) {
         running = true;
       }
     }
-    if (!running) {
-      if (inst.cancelled.size() == instance_state::max_cancelled)
-        inst.cancelled.erase(inst.cancelled.begin());
+    // One a thread has yet to begin, or one that ended in a batch that
+    // has not: it goes when its batch ends. A call in no such batch had
+    // ended.
+    if (!running && in_live_batch(inst, task) &&
+        std::find(inst.cancelled.begin(), inst.cancelled.end(), task) ==
+            inst.cancelled.end())
       inst.cancelled.push_back(task);
-    }
   }
   // A `get` it waits in throws.
   if (running)
@@ -904,7 +1004,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
       [self](protocol::actor_task& call) { on_call(self, call); },
       [self](const protocol::cancel_call& msg) { on_cancel(self, msg.task); },
       [self](go_on_atom) { run_ready_calls(self); },
-      [self](slept_atom, std::uint64_t timer) { sleep_ended(self, timer); },
+      [self](slept_atom, std::int64_t key) { sleep_ended(self, key); },
       [self](const protocol::gcs_restarted&) { on_gcs_restarted(self); },
       [self](flush_atom) { send_answers(*self->state.inst); },
       [self](ran_atom, std::int32_t group) { on_ran(self, group); },

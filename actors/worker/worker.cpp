@@ -110,6 +110,7 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
     done.error.function_name = spec.function;
     done.error.message =
         "task '" + spec.display_name() + "' was cancelled before it started";
+    done.run_ns = -1; // it did not run: no measure of how long runs take
     self->send(msg.reply_to, std::move(done));
     return;
   }

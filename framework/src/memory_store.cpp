@@ -67,6 +67,11 @@ void memory_store::drop_callbacks(entry& e) {
       delete w;
 }
 
+bool memory_store::thread_waits(const entry& e) {
+  return std::any_of(e.waiters.begin(), e.waiters.end(),
+                     [](const waiter* w) { return !w->callback; });
+}
+
 void memory_store::erase(entry_map::iterator i) {
   drop_callbacks(i->second);
   entries_.erase(i);
@@ -354,7 +359,7 @@ void memory_store::maybe_free(entry_map::iterator i, events& out) {
     const auto& e = i->second;
     const auto* sh = e.share.get();
     if (e.local_refs <= 0 && e.task_refs <= 0 && e.contained <= 0 &&
-        (!sh || sh->borrowers.empty()) && !e.pinned && e.waiters.empty()) {
+        (!sh || sh->borrowers.empty()) && !e.pinned && !thread_waits(e)) {
       bool borrowed = sh && !sh->owner.nil() && sh->registrations > 0;
       if (borrowed)
         out.push_back(event{event::kind::freed, i->first, sh->owner,

@@ -8,6 +8,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -71,6 +72,15 @@ public:
     co_return answer * 10;
   }
 
+  /// Sleeps `ms`; returns how long it slept, in microseconds.
+  prism::future<std::int64_t> slept_us(int ms) {
+    auto start = std::chrono::steady_clock::now();
+    co_await prism::sleep_for(std::chrono::milliseconds{ms});
+    co_return std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start)
+        .count();
+  }
+
   prism::future<int> fails_later() {
     co_await prism::sleep_for(1ms);
     throw std::runtime_error("failed after its wait");
@@ -114,6 +124,7 @@ PRISM_REMOTE(async_methods_test::gateway::create,
              &async_methods_test::gateway::record,
              &async_methods_test::gateway::doubled_by_task,
              &async_methods_test::gateway::ask,
+             &async_methods_test::gateway::slept_us,
              &async_methods_test::gateway::fails_later,
              &async_methods_test::gateway::nothing_later,
              &async_methods_test::gateway::sleep_long,
@@ -163,6 +174,20 @@ BOOST_AUTO_TEST_CASE(calls_begin_in_the_order_sent) {
   for (int i = 1; i <= 50; ++i)
     expected.push_back(i);
   BOOST_TEST(begun == expected, boost::test_tools::per_element());
+  prism::kill(g);
+}
+
+// Sleeps that end in one millisecond share a timer, and none ends before
+// its time: 300 sleeps of 1 to 7 ms, begun at once.
+BOOST_AUTO_TEST_CASE(no_sleep_ends_early) {
+  auto g = prism::actor(gateway::create).remote();
+  std::vector<prism::object_ref<std::int64_t>> refs;
+  for (int i = 0; i < 300; ++i)
+    refs.push_back(g.task(&gateway::slept_us).remote(1 + i % 7));
+  for (int i = 0; i < 300; ++i) {
+    auto us = prism::get(refs[i], result_timeout);
+    BOOST_TEST(us >= 1000 * (1 + i % 7), "sleep " << i << " took " << us);
+  }
   prism::kill(g);
 }
 

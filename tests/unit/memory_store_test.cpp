@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -95,6 +96,27 @@ BOOST_AUTO_TEST_CASE(a_set_stop_flag_ends_waits_early) {
   // A wait that starts with the flag set returns at once.
   auto r = store.wait_one(one, deadline, &stop);
   BOOST_TEST((r.st == memory_store::state::pending));
+}
+
+// An asynchronous call waits on an entry with a callback. Once cancelled,
+// it lets go of its ref: the entry goes, and the callback with it, unrun.
+BOOST_AUTO_TEST_CASE(a_callback_does_not_keep_its_entry_alive) {
+  memory_store store;
+  auto id = some_object(6);
+  store.add_pending(id);
+  auto held = std::make_shared<int>(0);
+  std::weak_ptr<int> watch = held;
+  bool ran = false;
+  BOOST_TEST(
+      store.on_ready(id, [held = std::move(held), &ran] { ran = true; }));
+  BOOST_TEST(store.size() == 1u);
+  store.release(id);
+  BOOST_TEST(store.size() == 0u);
+  BOOST_TEST(watch.expired());
+  BOOST_TEST(!ran);
+  // Completing it later finds nothing to complete.
+  BOOST_TEST(!store.complete(id, prism::detail::value{}));
+  BOOST_TEST(!ran);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -162,9 +162,10 @@ public:
   /// Runs `callback` once the entry is ready: at once, on this thread, if
   /// it is ready or there is no entry (and returns false); else later, on
   /// the thread that makes it ready, once that thread released the store's
-  /// lock (and returns true). A callback still waiting when its entry or
-  /// the store goes is dropped unrun, under the lock: what it holds must
-  /// not call into the store as it goes.
+  /// lock (and returns true). The callback does not keep the entry alive.
+  /// A callback still waiting when its entry or the store goes is dropped
+  /// unrun, under the lock: what it holds must not call into the store as
+  /// it goes.
   bool on_ready(const object_id& id, std::function<void()> callback);
 
   /// Adds a local reference; creates no entry. Returns whether there was an
@@ -295,6 +296,10 @@ private:
   void erase(entry_map::iterator i);
   /// Deletes the `on_ready` waiters of `e` that never ran.
   static void drop_callbacks(entry& e);
+  /// Whether a thread waits on `e`. A callback of `on_ready` keeps no
+  /// entry alive: it is dropped with the entry (the asynchronous call that
+  /// waited was cancelled and let go of its ref).
+  static bool thread_waits(const entry& e);
 
   /// Runs, as it goes, the `on_ready` callbacks that `wake` fired: made
   /// before the lock is taken, so that they run after it is released (a
