@@ -67,6 +67,12 @@ int run_floor_peer(bool tuned);
 /// Resident memory of process `pid` in MB (its VmRSS); 0 if it is gone.
 double resident_mb_of(int pid);
 
+/// Gives the heap this process freed and its allocator keeps cached back
+/// to the system: glibc's `malloc_trim`, and, where jemalloc serves
+/// `malloc` (as Prism links it by default), a purge of all its arenas. A
+/// resident figure taken after it counts what is alive.
+void return_freed_heap();
+
 /// The control store's storage: acknowledged actor writes with and without
 /// fsync, and recovery of a store of 100,000 actors.
 std::vector<metric> gcs_store_metrics();

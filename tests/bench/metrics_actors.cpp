@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <dlfcn.h>
 #include <malloc.h>
 #include <unistd.h>
 
@@ -224,7 +225,7 @@ double rss_100k(const run_options& opts) {
   auto n = opts.iterations(100'000);
   auto job = client::connect();
   auto actors = create_owned_by(job, n);
-  malloc_trim(0);
+  return_freed_heap();
   auto mb = resident_mb();
   job.shutdown();
   return mb;
@@ -280,6 +281,19 @@ std::vector<metric> actor_metrics() {
       {"actors_100k_rss_mb", "MB", true, rss_100k},
       {"list_100k_actors_filtered_ms", "ms", true, list_100k_filtered_ms},
   };
+}
+
+void return_freed_heap() {
+  malloc_trim(0);
+  // jemalloc keeps freed pages for a while (its decay); found at run time,
+  // so that a build with the system's allocator needs no jemalloc.
+  using mallctl_fn =
+      int (*)(const char*, void*, std::size_t*, void*, std::size_t);
+  if (auto* mallctl =
+          reinterpret_cast<mallctl_fn>(::dlsym(RTLD_DEFAULT, "mallctl"))) {
+    // MALLCTL_ARENAS_ALL: every arena.
+    mallctl("arena.4096.purge", nullptr, nullptr, nullptr, 0);
+  }
 }
 
 double resident_mb_of(int pid) {

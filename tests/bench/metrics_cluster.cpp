@@ -10,7 +10,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <malloc.h>
 #include <map>
 #include <memory>
 #include <regex>
@@ -320,7 +319,7 @@ double shared_actors_100k_rss_mb(const run_options& opts) {
   o.nodes = 0;
   testing::process_cluster cluster{o};
   auto n = opts.iterations(100'000);
-  malloc_trim(0);
+  return_freed_heap();
   auto driver_before = resident_mb_of(static_cast<int>(::getpid()));
   std::vector<actor_handle<cluster_counter>> actors;
   actors.reserve(n);
@@ -339,7 +338,7 @@ double shared_actors_100k_rss_mb(const run_options& opts) {
   double mb = 0;
   for (auto pid : process_tree(cluster.node_pid(0)))
     mb += resident_mb_of(pid);
-  malloc_trim(0);
+  return_freed_heap();
   mb += std::max(0.0,
                  resident_mb_of(static_cast<int>(::getpid())) - driver_before);
   return mb;
