@@ -176,7 +176,7 @@ void note_restart(actor_entry& a, const std::string& why) {
                  .count();
   a.restarts.push_back({a.incarnation, now, a.node, why});
   if (a.restarts.size() > max_restart_notes)
-    a.restarts.pop_front();
+    a.restarts.erase(a.restarts.begin());
 }
 
 } // namespace

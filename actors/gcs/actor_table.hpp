@@ -49,8 +49,9 @@ struct actor_entry {
   /// The process of its instance, or of its last one; 0 if it did not say
   /// (recovered from storage).
   std::int32_t pid = 0;
-  /// Its last restarts, oldest first.
-  std::deque<restart_note> restarts;
+  /// Its last restarts, oldest first (a vector: most actors have none,
+  /// and an empty deque allocates).
+  std::vector<restart_note> restarts;
   /// The node the actor lives on or is being started on.
   node_id node;
   bool placed = false;

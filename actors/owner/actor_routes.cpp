@@ -59,7 +59,7 @@ void actor_routes::created(const actor_id& actor, std::int32_t max_task_retries,
   std::lock_guard<std::mutex> guard{mu_};
   auto& r = routes_[actor];
   r.max_task_retries = max_task_retries;
-  r.creation = msg;
+  r.creation = std::make_unique<protocol::create_actor>(msg);
 }
 
 void actor_routes::forget(const actor_id& actor) {
@@ -210,7 +210,7 @@ void actor_routes::requeue_or_fail_in_flight(route& r,
                                              const protocol::actor_update& u) {
   // The instance that had these calls is gone: retry what may be retried
   // (in its original order, ahead of the waiting calls), fail the rest.
-  std::deque<call> retry;
+  std::list<call> retry;
   for (auto& c : r.in_flight) {
     if (c.cancelled) {
       // Its result failed when it was cancelled.

@@ -1,9 +1,8 @@
 #pragma once
 
-#include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -122,11 +121,14 @@ private:
     /// Where its instance runs, for the calls' task events.
     node_id node;
     std::int32_t pid = 0;
-    std::deque<call> waiting;
-    std::deque<call> in_flight;
+    /// Lists, not deques: an empty one allocates nothing, and most actors
+    /// have no call waiting or in flight most of the time.
+    std::list<call> waiting;
+    std::list<call> in_flight;
     bool known = false;
-    /// The creation request, until the control store confirms it.
-    std::optional<protocol::create_actor> creation;
+    /// The creation request, until the control store confirms it; held
+    /// apart, so that a route's own size stays small once it is confirmed.
+    std::unique_ptr<protocol::create_actor> creation;
   };
 
   route& route_of(const actor_id& actor) EXCLUSIVE_LOCKS_REQUIRED(mu_);

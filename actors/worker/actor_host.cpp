@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <list>
 #include <map>
 #include <memory>
@@ -115,7 +114,9 @@ struct instance_state {
 struct call_group {
   std::int32_t limit = 1;
   std::int32_t running = 0;
-  std::deque<protocol::actor_task> queue;
+  /// A list: an idle actor's allocates nothing (a deque allocates as it
+  /// is made).
+  std::list<protocol::actor_task> queue;
   /// Asynchronous calls of the group that may go on: they run before the
   /// calls that have not begun. A list: an actor without such calls keeps
   /// an empty one, which allocates nothing.
