@@ -98,13 +98,13 @@ internal::memory_store::hook store_hook(const worker_id& self,
 } // namespace
 
 owner_client::owner_client(caf::actor_system& sys, config cfg)
-    : sys_(sys), cfg_(std::move(cfg)),
-      routes_(std::make_shared<actor_routes>(cfg_.store)), job_(cfg_.job) {
+    : sys_(sys), cfg_(std::move(cfg)), job_(cfg_.job) {
   cfg_.store->set_self(cfg_.self);
 }
 
 const caf::actor& owner_client::owner_handle() {
   std::call_once(owner_once_, [this] {
+    routes_ = std::make_shared<actor_routes>(cfg_.store);
     owner_ = spawn_owner(
         sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet, cfg_.store,
                            cfg_.directory, routes_, cfg_.gcs,
@@ -139,7 +139,8 @@ void owner_client::stop_owner() {
 }
 
 void owner_client::fail_all(const detail::error_info& err) {
-  routes_->fail_all(err);
+  if (owner_started_.load())
+    routes_->fail_all(err);
   cfg_.store->fail_all_pending(err);
 }
 
@@ -547,7 +548,7 @@ void owner_client::cancel(const detail::ref_token& ref, bool force,
     throw invalid_argument_error("cannot cancel object " + id.hex() +
                                  ": put made it, not a task");
   bool own = ref.owner() == cfg_.self;
-  if (force && own && routes_->has_call(id.task))
+  if (force && own && owner_started_.load() && routes_->has_call(id.task))
     throw invalid_argument_error(
         "an actor call cannot be cancelled with force; kill its actor "
         "instead");

@@ -169,10 +169,6 @@ public:
     return cfg_.store;
   }
 
-  const std::shared_ptr<actor_routes>& routes() const {
-    return routes_;
-  }
-
   /// The owner actor, spawned on first use.
   const caf::actor& owner_handle();
 
@@ -237,6 +233,9 @@ private:
 
   caf::actor_system& sys_;
   config cfg_;
+  /// The routes of the actors this client calls or creates: made with the
+  /// owner actor, on first use (an actor instance that makes no task,
+  /// object or call needs neither).
   std::shared_ptr<actor_routes> routes_;
   std::once_flag owner_once_;
   caf::actor owner_;
