@@ -703,6 +703,21 @@ void end_instance(host_actor* self, internal::death_kind kind,
             [self](caf::error&) { self->quit(caf::exit_reason::normal); });
 }
 
+/// Takes the next batch of a group's calls from the front of `calls`: up
+/// to `max_batch` while the group runs one call at a time (`limit`), else
+/// one.
+template <class Call>
+std::vector<Call> take_batch(std::list<Call>& calls, std::int32_t limit) {
+  std::vector<Call> batch;
+  auto n = limit == 1 ? std::min(max_batch, calls.size()) : 1;
+  batch.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    batch.push_back(std::move(calls.front()));
+    calls.pop_front();
+  }
+  return batch;
+}
+
 // Hands group `index`'s queued calls to the pool, up to the group's
 // concurrency: in batches when it runs one call at a time.
 void run_group(host_actor* self, std::size_t index) {
@@ -712,13 +727,7 @@ void run_group(host_actor* self, std::size_t index) {
   auto group = static_cast<std::int32_t>(index);
   // Calls that began go on first, in batches too.
   while (g.running < g.limit && !g.resumptions.empty()) {
-    std::vector<std::shared_ptr<async_call_state>> calls;
-    auto n = g.limit == 1 ? std::min(max_batch, g.resumptions.size()) : 1;
-    calls.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      calls.push_back(std::move(g.resumptions.front()));
-      g.resumptions.pop_front();
-    }
+    auto calls = take_batch(g.resumptions, g.limit);
     ++g.running;
     st.cfg.pool->submit([inst = st.inst, me, group, calls = std::move(calls)] {
       with_actor_context(*inst, [&] {
@@ -736,13 +745,8 @@ void run_group(host_actor* self, std::size_t index) {
     });
   }
   while (g.running < g.limit && !g.queue.empty()) {
-    auto batch = std::make_shared<std::vector<protocol::actor_task>>();
-    auto n = g.limit == 1 ? std::min(max_batch, g.queue.size()) : 1;
-    batch->reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      batch->push_back(std::move(g.queue.front()));
-      g.queue.pop_front();
-    }
+    auto batch = std::make_shared<std::vector<protocol::actor_task>>(
+        take_batch(g.queue, g.limit));
     ++g.running;
     {
       std::lock_guard<std::mutex> guard{st.inst->cancel_mu};
