@@ -14,8 +14,6 @@ namespace {
 
 /// How long an ended call's event waits for the ones after it.
 constexpr auto call_events_delay = std::chrono::seconds{1};
-/// A batch of this many events goes at once.
-constexpr std::size_t call_events_batch = 10'000;
 
 } // namespace
 
@@ -102,15 +100,15 @@ void actor_routes::record(const actor_id& actor, const route* where,
     e.node = where->node;
     e.pid = where->pid;
   }
-  if (c.msg.method != last_name_) {
-    e.name = c.msg.method;
-    last_name_ = c.msg.method;
+  if (c.name != last_name_ && c.name != nullptr) {
+    e.name = *c.name;
+    last_name_ = c.name;
   }
   e.job = c.job;
   e.actor = actor;
   e.error = error;
   events_.add(std::move(e));
-  if (events_.size() == call_events_batch) {
+  if (events_.size() == internal::task_event_batch) {
     caf::anon_send(owner_, take_call_events_atom::value);
   } else if (!take_asked_) {
     take_asked_ = true;
@@ -119,12 +117,19 @@ void actor_routes::record(const actor_id& actor, const route* where,
   }
 }
 
+const std::string* actor_routes::name_of(const std::string& method) {
+  // Calls come in runs of one method: the last name is likely again.
+  if (last_named_ == nullptr || *last_named_ != method)
+    last_named_ = &*names_.insert(method).first;
+  return last_named_;
+}
+
 std::pair<std::vector<internal::task_event>, std::uint64_t>
 actor_routes::take_events() {
   std::lock_guard<std::mutex> guard{mu_};
   take_asked_ = false;
   // A batch starts without a name before it.
-  last_name_.clear();
+  last_name_ = nullptr;
   return events_.take();
 }
 
@@ -140,11 +145,10 @@ void actor_routes::fail(const actor_id& actor, const route* where, call& c,
 
 void actor_routes::send(route& r, call&& c) {
   if (r.max_task_retries == 0) {
-    // Never sent again: what stays is the task id, to match the answer,
-    // and the method's name if the call is recorded.
-    auto method = c.msg.submit_us != 0 ? c.msg.method : std::string{};
+    // Never sent again: what stays is the task id, to match the answer
+    // (the method's name, if the call is recorded, is `c.name`).
     caf::anon_send(r.host, std::move(c.msg));
-    c.msg.method = std::move(method);
+    c.msg.method.clear();
     c.msg.args.clear();
   } else {
     caf::anon_send(r.host, c.msg);
@@ -168,6 +172,8 @@ void actor_routes::submit(const actor_id& actor, protocol::actor_task msg,
   std::lock_guard<std::mutex> guard{mu_};
   auto& r = route_of(actor);
   call c{std::move(msg), ready, 0, std::move(held), job};
+  if (c.msg.submit_us != 0)
+    c.name = name_of(c.msg.method);
   if (r.state == actor_state::dead) {
     fail(actor, nullptr, c, died(actor, r));
     return;

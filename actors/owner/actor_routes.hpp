@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <caf/actor.hpp>
@@ -110,6 +111,9 @@ private:
     /// Cancelled after it was sent: its result failed; its answer only
     /// ends it.
     bool cancelled = false;
+    /// Its method's name, if it is recorded (see `name_of`): the call's own
+    /// name goes to its actor with the message.
+    const std::string* name = nullptr;
   };
 
   struct route {
@@ -167,8 +171,14 @@ private:
   caf::actor gcs_ GUARDED_BY(mu_);
   std::unordered_map<actor_id, route> routes_ GUARDED_BY(mu_);
   internal::task_event_buffer events_ GUARDED_BY(mu_){100'000};
+  /// The name that `name` stands for, kept once per method for the events
+  /// of its calls: a copy per call cost an allocation per call.
+  const std::string* name_of(const std::string& method)
+      EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::unordered_set<std::string> names_ GUARDED_BY(mu_);
+  const std::string* last_named_ GUARDED_BY(mu_) = nullptr;
   /// The last name that went with an event of the next batch.
-  std::string last_name_ GUARDED_BY(mu_);
+  const std::string* last_name_ GUARDED_BY(mu_) = nullptr;
   /// The owner was asked to take the events.
   bool take_asked_ GUARDED_BY(mu_) = false;
 };

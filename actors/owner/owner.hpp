@@ -31,7 +31,7 @@ struct owner_config {
   job_id drives{};
   /// The cancellation of the tasks its worker runs; null for an owner that
   /// runs none (a driver's, an actor's).
-  std::shared_ptr<run_control> runs;
+  std::shared_ptr<run_control> runs{};
 };
 
 /// Spawns the owner of one driver or worker: it resolves task arguments,

@@ -62,8 +62,6 @@ constexpr std::int64_t look_delay_us =
 /// Slack for the coarse clock's ticks, so that a change a look's delay
 /// old is not left for the next look.
 constexpr std::int64_t tick_slack_us = 20'000;
-/// A batch that holds this many ended attempts goes at once.
-constexpr std::size_t batch_events = 10'000;
 /// How long a flush waits for the control store.
 constexpr auto flush_timeout = std::chrono::seconds{5};
 
@@ -175,7 +173,7 @@ void note_attempt_ended(owner_actor* self, task_entry& t,
   e.end_us = t.note.end_us != 0 ? t.note.end_us : internal::unix_us_now();
   e.error = error;
   ev.buffer.add(std::move(e));
-  if (ev.buffer.size() >= batch_events)
+  if (ev.buffer.size() >= internal::task_event_batch)
     send_batch(self);
   else
     schedule_look(self);
@@ -197,8 +195,9 @@ void record_changes(owner_actor* self, std::int64_t old_enough) {
       // ends before then takes one event, which tells all its times.
       if (t.note.changed_us > old_enough)
         younger = true;
-      else
-        ev.buffer.add(event_of(ev, t, t.state));
+      else if (ev.buffer.add(event_of(ev, t, t.state)) &&
+               ev.buffer.size() >= internal::task_event_batch)
+        send_batch(self);
     }
     if (younger)
       changed(self);

@@ -83,7 +83,10 @@ task_table::task_table(std::size_t max_tasks)
     : max_tasks_(std::min<std::size_t>(max_tasks, 0xffffffffu)) {}
 
 std::uint32_t task_table::tag_of(const task_id& id) noexcept {
-  auto h = mixed(id.submitter.hi ^ mixed(id.submitter.lo ^ mixed(id.seq)));
+  // One round of mixing: the sequence numbers of one submitter differ in
+  // their low bits, which the multiply spreads before the finalizer mixes.
+  auto h = mixed(id.submitter.hi ^ id.submitter.lo ^
+                 (id.seq * 0x9e3779b97f4a7c15ULL));
   auto tag = static_cast<std::uint32_t>(h);
   return tag == 0 ? 1 : tag;
 }

@@ -75,6 +75,7 @@ const std::map<std::string, judgement>& table() {
       {"list_100k_actors_filtered_ms", cost()},
       {"list_1m_task_events_filtered_ms", cost()},
       {"task_events_cost_pct", cost()},
+      {"actor_call_events_cost_pct", cost()},
       // The control store.
       {"gcs_write_nosync", rate()},
       {"gcs_write_sync", rate()},

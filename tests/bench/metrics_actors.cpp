@@ -272,6 +272,10 @@ std::vector<metric> actor_metrics() {
   return {
       {"1_1_actor_calls_sync", "per_s", true, calls_sync},
       {"1_1_actor_calls_async", "per_s", true, calls_async},
+      {"actor_call_events_cost_pct", "pct", true,
+       [](const run_options& opts) {
+         return recording_cost_pct(opts, calls_async);
+       }},
       {"1_1_actor_calls_concurrent", "per_s", true, calls_concurrent},
       {"1_n_actor_calls_async", "per_s", true, one_to_n_async},
       {"n_n_actor_calls_async", "per_s", true, n_to_n_async},

@@ -94,23 +94,21 @@ double tasks_and_get_batch(const run_options& opts) {
 
 } // namespace
 
-/// How much slower `single_client_tasks_async` runs with its task events
-/// recorded than without, in percent (0 if not slower): the medians of
-/// five runs each way, taken in turns, each way first in every other turn
-/// (one run of this metric ranges over ±10% on 2 cores).
-double task_events_cost_pct(const run_options& opts) {
+double recording_cost_pct(const run_options& opts,
+                          double (*workload)(const run_options&)) {
   constexpr int turns = 5;
+  auto was = actors::task_event_recording();
   std::vector<double> with;
   std::vector<double> without;
   auto run = [&](bool recorded) {
     actors::set_task_event_recording(recorded);
-    (recorded ? with : without).push_back(tasks_async(opts));
+    (recorded ? with : without).push_back(workload(opts));
   };
   for (int i = 0; i < turns; ++i) {
     run(i % 2 == 0);
     run(i % 2 != 0);
   }
-  actors::set_task_event_recording(false);
+  actors::set_task_event_recording(was);
   auto median = [](std::vector<double>& xs) {
     std::nth_element(xs.begin(), xs.begin() + xs.size() / 2, xs.end());
     return xs[xs.size() / 2];
@@ -124,7 +122,10 @@ std::vector<metric> task_metrics() {
   return {
       {"single_client_tasks_sync", "per_s", true, tasks_sync},
       {"single_client_tasks_async", "per_s", true, tasks_async},
-      {"task_events_cost_pct", "pct", true, task_events_cost_pct},
+      {"task_events_cost_pct", "pct", true,
+       [](const run_options& opts) {
+         return recording_cost_pct(opts, tasks_async);
+       }},
       {"multi_client_tasks_async", "per_s", true, multi_client_tasks_async},
       {"single_client_wait_1k_refs", "per_s", true, wait_1k_refs},
       {"single_client_tasks_and_get_batch", "per_s", true, tasks_and_get_batch},

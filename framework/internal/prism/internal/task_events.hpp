@@ -54,6 +54,15 @@ typename Inspector::result_type inspect(Inspector& f, task_event& x) {
            x.pid, x.error);
 }
 
+/// How many events an owner sends in one batch, at most: a batch this
+/// full goes at once. Small enough (about 190 KB) that a batch stays in
+/// the caches of the owner that fills it and of the control store that
+/// applies it, and that the allocator hands back the same memory for the
+/// next one: batches of 10,000 (1.8 MB, fresh pages each time, moved as
+/// they grew) cost `single_client_tasks_async` about 9%, where batches of
+/// 1,024 cost it about 1%.
+inline constexpr std::size_t task_event_batch = 1024;
+
 /// Microseconds since the Unix epoch, now.
 std::int64_t unix_us_now() noexcept;
 
@@ -74,7 +83,7 @@ public:
       return false;
     }
     if (events_.empty())
-      events_.reserve(std::min<std::size_t>(capacity_, 1024));
+      events_.reserve(std::min(capacity_, task_event_batch));
     events_.push_back(std::move(e));
     return true;
   }
