@@ -22,7 +22,7 @@ struct submit_task {
   std::vector<object_id> held;
   /// The task that submitted it, nil on a driver: a recursive cancellation
   /// of that task reaches this one.
-  task_id parent;
+  task_id parent{};
 };
 
 template <class Inspector>

@@ -66,7 +66,7 @@ struct lease_grant {
   std::int32_t worker_pid = 0;
   /// The owner actor of the worker, which takes its cancellations while the
   /// worker runs a task (`cancel_run`).
-  caf::actor worker_control;
+  caf::actor worker_control{};
 };
 
 template <class Inspector>
