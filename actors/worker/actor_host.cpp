@@ -134,7 +134,15 @@ struct named_groups {
 struct host_state {
   static inline const char* name = "actor_host";
 
-  actor_host_config cfg;
+  /// What the host reads of its `actor_host_config` once it started; the
+  /// rest (the spec, the directory, the raylet) serves its start only, and
+  /// an idle actor does not keep it.
+  actor_id actor;
+  std::int32_t incarnation = 0;
+  node_id node;
+  caf::actor gcs;
+  caf::actor_addr reporter;
+  std::shared_ptr<executor> pool;
   std::shared_ptr<spdlog::logger> log;
   std::shared_ptr<instance_state> inst;
   /// The default group (`max_concurrency`), index 0, in which the
@@ -618,19 +626,18 @@ void run_calls(const std::shared_ptr<instance_state>& inst_ptr,
   send_answers(inst);
 }
 
-void construct(host_actor* self) {
+void construct(host_actor* self, actor_host_config& cfg) {
   auto& st = self->state;
   auto me = caf::actor_cast<caf::actor>(self);
   // The arguments serve this construction only: a restart is a new host,
   // with the spec the control store keeps.
   std::vector<detail::value> args;
-  args.reserve(st.cfg.spec.args.size());
-  for (auto& arg : st.cfg.spec.args)
+  args.reserve(cfg.spec.args.size());
+  for (auto& arg : cfg.spec.args)
     args.push_back(std::move(arg.inline_value));
-  st.cfg.spec.args.clear();
   st.default_group.running = 1;
-  st.cfg.pool->submit([inst = st.inst, factory = st.cfg.spec.factory,
-                       args = std::move(args), me] {
+  st.pool->submit([inst = st.inst, factory = std::move(cfg.spec.factory),
+                   args = std::move(args), me] {
     with_actor_context(*inst, [&] {
       auto* e = detail::function_registry::instance().find(factory);
       if (e == nullptr || !e->make) {
@@ -660,9 +667,9 @@ void fail_call(host_actor* self, const protocol::actor_task& call, errc code,
                std::string message) {
   auto& st = self->state;
   protocol::actor_task_done done;
-  done.actor = st.cfg.spec.id;
+  done.actor = st.actor;
   done.task = call.task;
-  done.incarnation = st.cfg.incarnation;
+  done.incarnation = st.incarnation;
   done.error.code = code;
   done.error.message = std::move(message);
   self->send(call.reply_to, std::move(done));
@@ -672,7 +679,7 @@ void fail_call(host_actor* self, const protocol::actor_task& call, errc code,
 void refuse_call(host_actor* self, const protocol::actor_task& call) {
   auto& st = self->state;
   fail_call(self, call, errc::actor_died,
-            "actor " + st.cfg.spec.id.hex() + " is dead: " + st.end_cause);
+            "actor " + st.actor.hex() + " is dead: " + st.end_cause);
 }
 
 void end_instance(host_actor* self, internal::death_kind kind,
@@ -702,9 +709,8 @@ void end_instance(host_actor* self, internal::death_kind kind,
   // The host ends once the control store has the end: a worker process
   // exits with its last host, and its node would report the instance lost
   // (a crash, which restarts it) if the end were still on its way.
-  self->request(st.cfg.gcs, end_report_timeout,
-                protocol::actor_ended{st.cfg.spec.id, st.cfg.incarnation, kind,
-                                      cause})
+  self->request(st.gcs, end_report_timeout,
+                protocol::actor_ended{st.actor, st.incarnation, kind, cause})
       .then([self] { self->quit(caf::exit_reason::normal); },
             [self](caf::error&) { self->quit(caf::exit_reason::normal); });
 }
@@ -735,7 +741,7 @@ void run_group(host_actor* self, std::size_t index) {
   while (g.running < g.limit && !g.resumptions.empty()) {
     auto calls = take_batch(g.resumptions, g.limit);
     ++g.running;
-    st.cfg.pool->submit([inst = st.inst, me, group, calls = std::move(calls)] {
+    st.pool->submit([inst = st.inst, me, group, calls = std::move(calls)] {
       with_actor_context(*inst, [&] {
         for (auto& call : calls) {
           // The actor ended, or is about to: the host ends it once it hears
@@ -758,9 +764,8 @@ void run_group(host_actor* self, std::size_t index) {
       std::lock_guard<std::mutex> guard{st.inst->cancel_mu};
       st.inst->handed.push_back(batch);
     }
-    st.cfg.pool->submit([inst = st.inst, actor = st.cfg.spec.id,
-                         inc = st.cfg.incarnation, me, group,
-                         batch = std::move(batch)] {
+    st.pool->submit([inst = st.inst, actor = st.actor, inc = st.incarnation, me,
+                     group, batch = std::move(batch)] {
       run_calls(inst, me, actor, inc, static_cast<std::size_t>(group), batch);
       caf::anon_send(me, ran_atom::value, group);
     });
@@ -779,30 +784,29 @@ void run_queued(host_actor* self) {
 // reporter if it has one.
 void report_started(host_actor* self) {
   auto& st = self->state;
-  auto reporter = caf::actor_cast<caf::actor>(st.cfg.reporter);
-  self->send(reporter ? reporter : st.cfg.gcs,
-             protocol::actor_started{st.cfg.spec.id, st.cfg.incarnation,
-                                     caf::actor_cast<caf::actor>(self),
-                                     st.cfg.node, own_contact(self->system()),
+  auto reporter = caf::actor_cast<caf::actor>(st.reporter);
+  self->send(reporter ? reporter : st.gcs,
+             protocol::actor_started{st.actor, st.incarnation,
+                                     caf::actor_cast<caf::actor>(self), st.node,
+                                     own_contact(self->system()),
                                      static_cast<std::int32_t>(::getpid())});
 }
 
 // The instance's owner client: what the actor's own calls own lives there.
 std::shared_ptr<owner_client>
-make_owner_client(host_actor* self,
+make_owner_client(host_actor* self, const actor_host_config& cfg,
                   std::shared_ptr<internal::memory_store> store,
                   const worker_id& self_id) {
-  auto& st = self->state;
   owner_client::config oc;
   oc.self = self_id;
-  oc.node = st.cfg.node;
-  oc.job = st.cfg.spec.job;
-  oc.raylet = st.cfg.raylet;
-  oc.gcs = st.cfg.gcs;
-  oc.ns = st.cfg.spec.ns;
+  oc.node = cfg.node;
+  oc.job = cfg.spec.job;
+  oc.raylet = cfg.raylet;
+  oc.gcs = cfg.gcs;
+  oc.ns = cfg.spec.ns;
   oc.store = std::move(store);
-  oc.max_inline_bytes = st.cfg.max_inline_bytes;
-  oc.directory = st.cfg.directory;
+  oc.max_inline_bytes = cfg.max_inline_bytes;
+  oc.directory = cfg.directory;
   return std::make_shared<owner_client>(self->system(), std::move(oc));
 }
 
@@ -935,7 +939,7 @@ void on_call(host_actor* self, protocol::actor_task& call) {
   auto index = group_of(st, call);
   if (!index) {
     fail_call(self, call, errc::invalid_argument,
-              "actor " + st.cfg.spec.id.hex() + " has no concurrency group '" +
+              "actor " + st.actor.hex() + " has no concurrency group '" +
                   call.group + "'");
     return;
   }
@@ -983,23 +987,28 @@ void on_ran(host_actor* self, std::int32_t group) {
 
 caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   auto& st = self->state;
-  st.cfg = std::move(cfg);
+  st.actor = cfg.spec.id;
+  st.incarnation = cfg.incarnation;
+  st.node = cfg.node;
+  st.gcs = cfg.gcs;
+  st.reporter = cfg.reporter;
+  st.pool = cfg.pool;
   st.log = host_logger();
   install_default_handlers(self, st.log);
   st.inst = std::make_shared<instance_state>();
-  st.inst->source = actor_class_of(st.cfg.spec.factory);
-  st.inst->ctx.actor = st.cfg.spec.id;
-  st.inst->ctx.num_restarts = st.cfg.incarnation;
-  st.default_group.limit = st.cfg.spec.max_concurrency;
-  if (!st.cfg.spec.concurrency_groups.empty()) {
+  st.inst->source = actor_class_of(cfg.spec.factory);
+  st.inst->ctx.actor = cfg.spec.id;
+  st.inst->ctx.num_restarts = cfg.incarnation;
+  st.default_group.limit = cfg.spec.max_concurrency;
+  if (!cfg.spec.concurrency_groups.empty()) {
     st.named = std::make_unique<named_groups>();
-    for (const auto& g : st.cfg.spec.concurrency_groups)
+    for (const auto& g : cfg.spec.concurrency_groups)
       st.named->groups.emplace_back(g.name, call_group{g.size, 0, {}, {}});
   }
   auto self_id = worker_id{unique_id::random()};
   st.inst->client = make_owner_client(
-      self, std::make_shared<internal::memory_store>(), self_id);
-  self->attach_functor([inst = st.inst, dir = st.cfg.directory, self_id] {
+      self, cfg, std::make_shared<internal::memory_store>(), self_id);
+  self->attach_functor([inst = st.inst, dir = cfg.directory, self_id] {
     inst->ended = true;
     send_answers(*inst);
     dir->remove(self_id);
@@ -1010,7 +1019,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
     // The actor's owner shares its fate: what it owns is lost with it.
     inst->client->stop_owner();
   });
-  construct(self);
+  construct(self, cfg);
   return {
       [self](protocol::actor_task& call) { on_call(self, call); },
       [self](const protocol::cancel_call& msg) { on_cancel(self, msg.task); },
