@@ -51,4 +51,5 @@ install(FILES
     "${CMAKE_CURRENT_LIST_DIR}/FindCAF.cmake"
     "${CMAKE_CURRENT_LIST_DIR}/FindRocksDB.cmake"
     "${CMAKE_CURRENT_LIST_DIR}/FindJemalloc.cmake"
+    "${CMAKE_CURRENT_LIST_DIR}/FindPrometheusCore.cmake"
   DESTINATION "${PRISM_INSTALL_CMAKEDIR}")

@@ -28,8 +28,9 @@ from pathlib import Path
 # Rooms of actors/, top first. Rooms in one tuple share a level.
 ROOM_LEVELS: list[tuple[str, ...]] = [
     ("boot",),
-    ("gcs", "raylet", "owner", "worker", "supervisor", "autoscaler"),
-    ("join",),
+    ("gcs", "raylet", "owner", "worker", "supervisor", "autoscaler",
+     "observe"),
+    ("join", "http"),
     ("net",),
     ("protocol",),
     ("common",),

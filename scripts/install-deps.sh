@@ -23,6 +23,8 @@ packages=(
   nlohmann-json3-dev
   libjemalloc-dev
   libssl-dev
+  libboost-dev
+  prometheus-cpp-dev
   clang-format
   lld
   python3

@@ -189,6 +189,25 @@ autoscaler_service::autoscaler_service(caf::actor_system& sys, caf::actor gcs,
   thread_ = std::thread{[this] { run(); }};
 }
 
+std::vector<std::pair<std::string, std::uint64_t>>
+autoscaler_service::instances_by_state() const {
+  std::vector<std::pair<std::string, std::uint64_t>> result;
+  std::lock_guard<std::mutex> guard{mu_};
+  for (std::size_t i = 0; i < by_state_.size(); ++i)
+    result.emplace_back(
+        internal::to_string(static_cast<internal::instance_state>(i)),
+        by_state_[i]);
+  return result;
+}
+
+void autoscaler_service::count_instances(const internal::reconciler& r) {
+  std::array<std::uint64_t, internal::num_instance_states> counts{};
+  for (const auto& [id, x] : r.instances())
+    ++counts[static_cast<std::size_t>(x.state)];
+  std::lock_guard<std::mutex> guard{mu_};
+  by_state_ = counts;
+}
+
 autoscaler_service::~autoscaler_service() {
   {
     std::lock_guard<std::mutex> guard{mu_};
@@ -231,6 +250,7 @@ void autoscaler_service::run() {
       auto now = wall_now();
       auto view = reader.read(now);
       reconciler->step(now, view);
+      count_instances(*reconciler);
       const auto& status = reconciler->status();
       // The failures of this pass (those of earlier ones are older).
       for (const auto& f : status.failures)

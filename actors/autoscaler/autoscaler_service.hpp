@@ -7,6 +7,7 @@
 // status`. Its requests are blocking with timeouts, on its own thread,
 // never on a scheduler thread.
 
+#include <array>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -18,8 +19,13 @@
 #include <caf/actor_system.hpp>
 
 #include "prism/internal/autoscaler_config.hpp"
+#include "prism/internal/instance_state.hpp"
 #include "prism/internal/thread_annotations.hpp"
 #include "prism/node_provider.hpp"
+
+namespace prism::internal {
+class reconciler;
+} // namespace prism::internal
 
 namespace prism::actors {
 
@@ -57,15 +63,23 @@ public:
   autoscaler_service(const autoscaler_service&) = delete;
   autoscaler_service& operator=(const autoscaler_service&) = delete;
 
+  /// Its instances by state ("running": 3), as of its last pass; every
+  /// state, those with none included.
+  std::vector<std::pair<std::string, std::uint64_t>> instances_by_state() const;
+
 private:
   void run();
+  /// Keeps `r`'s instances by state for `instances_by_state`.
+  void count_instances(const internal::reconciler& r);
 
   caf::actor_system& sys_;
   caf::actor gcs_;
   autoscaler_settings settings_;
   std::unique_ptr<node_provider> provider_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
+  std::array<std::uint64_t, internal::num_instance_states>
+      by_state_ GUARDED_BY(mu_){};
   bool stopping_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };

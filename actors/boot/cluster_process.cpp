@@ -16,7 +16,9 @@
 #include "join/cluster_door.hpp"
 #include "join/head_link.hpp"
 #include "net/peers.hpp"
+#include "observe/metrics_route.hpp"
 #include "prism/error.hpp"
+#include "protocol/metrics.hpp"
 
 namespace prism::actors {
 
@@ -78,6 +80,9 @@ caf::behavior node_keeper(node_keeper_actor* self, caf::actor first,
   });
   return {
       [](caf::get_atom) {},
+      [self](const protocol::query_node_metrics& q) {
+        return self->delegate(self->state.raylet, q);
+      },
   };
 }
 
@@ -145,6 +150,7 @@ cluster_process::start_head(const options& opts) {
     start_adopter(*p->sys_, p->node_, p->raylet_, p->endpoint_, p->directory_);
     if (opts.autoscaler)
       p->start_autoscaler();
+    p->start_metrics(opts.listen.host);
   } catch (...) {
     p->shutdown();
     throw;
@@ -174,11 +180,50 @@ cluster_process::start_node(const options& opts) {
     std::tie(p->node_, first) = p->start_raylet_here();
     auto again = [raw = p.get()] { return raw->start_raylet_here(); };
     p->raylet_ = p->sys_->spawn(node_keeper, std::move(first), again);
+    p->start_metrics(host);
   } catch (...) {
     p->shutdown();
     throw;
   }
   return p;
+}
+
+void cluster_process::start_metrics(const std::string& host) {
+  if (!opts_.metrics_port)
+    return;
+  metrics_sources sources;
+  sources.sys = sys_.get();
+  sources.node = raylet_;
+  if (control_.keeper)
+    sources.gcs = endpoint_;
+  if (autoscaler_)
+    sources.autoscaler = [a = autoscaler_.get()] {
+      return a->instances_by_state();
+    };
+  http_settings s;
+  s.what = "metrics";
+  s.listen = host_port{host, *opts_.metrics_port};
+  auto tls = tls_of(*sys_cfg_);
+  s.tls.cert = tls.cert;
+  s.tls.key = tls.key;
+  s.token = opts_.token;
+  s.insecure = opts_.metrics_insecure;
+  s.routes["/metrics"] = metrics_route(std::move(sources));
+  try {
+    metrics_ = std::make_unique<http_server>(std::move(s));
+  } catch (const invalid_argument_error& e) {
+    throw invalid_argument_error(
+        std::string{e.what()} +
+        " (--metrics-insecure allows it; --metrics-export-port -1 opens "
+        "none)");
+  }
+}
+
+std::string cluster_process::metrics_url() const {
+  if (!metrics_)
+    return {};
+  auto host = opts_.node_ip.empty() ? local_address_toward("") : opts_.node_ip;
+  return metrics_->url(host) + "/metrics";
 }
 
 std::string cluster_process::contact() const {
@@ -246,7 +291,9 @@ void cluster_process::start_job_runner() {
 void cluster_process::shutdown() {
   if (!sys_)
     return;
-  // The autoscaler first: its requests need everything else.
+  // The metrics port and the autoscaler first: their requests need
+  // everything else.
+  metrics_.reset();
   autoscaler_.reset();
   process_parts parts;
   parts.owners = directory_.get();

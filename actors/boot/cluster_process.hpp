@@ -14,6 +14,7 @@
 
 #include "boot/components.hpp"
 #include "common/executor.hpp"
+#include "http/http_server.hpp"
 #include "net/network.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
@@ -67,6 +68,12 @@ public:
     /// Head: runs the jobs `prism job submit` hands it, with their files in
     /// this session directory (gcs/job_runner.hpp); empty: none.
     std::string session_dir;
+    /// The metrics port (`/metrics`, Prometheus text) on the host this
+    /// process listens on: its port, 0 for a free one; nullopt: none.
+    std::optional<std::uint16_t> metrics_port = 0;
+    /// Whether the metrics port may listen beyond loopback without TLS or
+    /// the token.
+    bool metrics_insecure = false;
   };
 
   /// Starts the control store on `opts.cfg.storage_path`, publishes it on
@@ -96,6 +103,10 @@ public:
     return node_;
   }
 
+  /// Where its metrics are read, "http://HOST:PORT/metrics" (https with
+  /// TLS); empty without a metrics port.
+  std::string metrics_url() const;
+
   /// Blocks until `stop` is called, or until a node lost its head for
   /// good; returns why the process ends.
   std::string wait();
@@ -115,6 +126,8 @@ private:
   std::map<std::string, std::string> credentials() const;
   /// Head: tells the job runner where the cluster is.
   void start_job_runner();
+  /// Opens the metrics port on `host`, if `opts_.metrics_port` asks for one.
+  void start_metrics(const std::string& host);
   void shutdown();
 
   options opts_;
@@ -139,6 +152,8 @@ private:
   /// The head's raylet, or the keeper of a node's raylet.
   caf::actor raylet_;
   std::uint16_t port_ = 0;
+  /// The metrics port, if open.
+  std::unique_ptr<http_server> metrics_;
   std::mutex mu_;
   std::condition_variable ended_cv_;
   std::optional<std::string> ended_ GUARDED_BY(mu_);

@@ -4,6 +4,7 @@
 
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
+#include "gcs/control_figures.hpp"
 #include "gcs/gcs_state.hpp"
 #include "gcs/node_lists.hpp"
 #include "gcs/state_lists.hpp"
@@ -12,6 +13,7 @@
 #include "protocol/gcs_restart.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/lineage.hpp"
+#include "protocol/metrics.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/programs.hpp"
 #include "protocol/raylet_gcs.hpp"
@@ -146,6 +148,14 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       [self](const protocol::list_nodes&) { return list_nodes(self->state); },
       [self](const protocol::query_summary&) { return summarize(self->state); },
+      [self](const protocol::node_report& msg) { node_reported(self, msg); },
+      [self](const protocol::query_control_metrics&) {
+        return control_figures(self->state);
+      },
+      [self, events = cfg.task_events](protocol::query_task_metrics& msg) {
+        return hand_to(self, events, msg,
+                       "this control store keeps no task events");
+      },
       [self, events = cfg.task_events](protocol::list_state& msg) {
         return answer_state(self, events, std::move(msg), list_state,
                             list_from_nodes);

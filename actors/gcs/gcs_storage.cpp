@@ -1,5 +1,6 @@
 #include "gcs/gcs_storage.hpp"
 
+#include <chrono>
 #include <utility>
 
 #include "common/log.hpp"
@@ -48,6 +49,12 @@ std::uint64_t gcs_storage::submit(persistence::write_batch b) {
   ++submitted_;
   cv_.notify_one();
   return submitted_;
+}
+
+std::pair<internal::histogram, std::uint64_t>
+gcs_storage::write_figures() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  return {write_latency_, writes_failed_};
 }
 
 std::uint64_t gcs_storage::last_submitted() const {
@@ -102,8 +109,17 @@ void gcs_storage::run() {
     std::string failure = failed_;
     if (failure.empty()) {
       try {
+        auto began = std::chrono::steady_clock::now();
         store_.write(batch);
+        std::chrono::duration<double> took =
+            std::chrono::steady_clock::now() - began;
+        std::lock_guard<std::mutex> guard{mu_};
+        write_latency_.observe(took.count());
       } catch (const std::exception& e) {
+        {
+          std::lock_guard<std::mutex> guard{mu_};
+          ++writes_failed_;
+        }
         failure = e.what();
         // Nothing after a failed batch is written: what is on disk stays a
         // prefix of what was submitted, even if the disk recovers.

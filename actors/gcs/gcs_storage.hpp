@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "control_store.hpp"
+#include "prism/internal/histogram.hpp"
 #include "prism/internal/thread_annotations.hpp"
 
 namespace prism::actors {
@@ -55,6 +56,10 @@ public:
   /// The number of the last change queued.
   std::uint64_t last_submitted() const;
 
+  /// Seconds each write to the store took so far, and the writes that
+  /// failed.
+  std::pair<internal::histogram, std::uint64_t> write_figures() const;
+
   /// Commits what is queued and closes the store. Idempotent.
   void close();
 
@@ -79,6 +84,9 @@ private:
   std::condition_variable cv_;
   std::deque<persistence::write_batch> queue_ GUARDED_BY(mu_);
   std::uint64_t submitted_ GUARDED_BY(mu_) = 0;
+  internal::histogram
+      write_latency_ GUARDED_BY(mu_) = internal::histogram::of_latency();
+  std::uint64_t writes_failed_ GUARDED_BY(mu_) = 0;
   listener listener_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   bool drain_ GUARDED_BY(mu_) = true;

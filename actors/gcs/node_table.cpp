@@ -57,6 +57,18 @@ void broadcast_view(gcs_actor* self) {
 
 // -- joining and leaving ------------------------------------------------------
 
+void node_reported(gcs_actor* self, const protocol::node_report& msg) {
+  auto i = self->state.nodes.entries.find(msg.node);
+  if (i == self->state.nodes.entries.end() ||
+      i->second.state != node_state::alive)
+    return; // Not registered yet, or fenced: its next registration counts.
+  auto& n = i->second;
+  n.last_report = std::chrono::steady_clock::now();
+  n.reported_available = msg.available;
+  n.objects = msg.objects;
+  n.object_bytes = msg.object_bytes;
+}
+
 void register_node(gcs_actor* self, protocol::add_node& msg) {
   auto& st = self->state;
   if (auto i = st.nodes.entries.find(msg.node);
@@ -83,6 +95,8 @@ void register_node(gcs_actor* self, protocol::add_node& msg) {
                msg.resources.to_string());
   n.info = protocol::node_info{msg.node, msg.resources, msg.raylet,
                                true,     msg.contact,   msg.labels};
+  n.last_report = std::chrono::steady_clock::now();
+  n.reported_available = msg.resources;
   count_placed_actors(self, n);
   save_node(self, n);
   reattach_hosted(self, msg);

@@ -3,6 +3,7 @@
 // The nodes of the cluster: which are alive, what actors may still reserve
 // on each, and the view of them every raylet gets.
 
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include "prism/ids.hpp"
 #include "prism/internal/node_state.hpp"
 #include "prism/internal/resource_set.hpp"
+#include "protocol/metrics.hpp"
 #include "protocol/raylet_gcs.hpp"
 
 namespace prism::actors::gcs_detail {
@@ -30,6 +32,12 @@ struct node_entry {
   /// A node joins alive. Changed only by `set_state`; set once by
   /// `restore_state` when the node is recovered from storage.
   node_state state = node_state::alive;
+  /// When it last reported (`protocol::node_report`) or registered, and
+  /// what it reported: its heartbeat.
+  std::chrono::steady_clock::time_point last_report{};
+  internal::resource_set reported_available;
+  std::uint64_t objects = 0;
+  std::uint64_t object_bytes = 0;
 };
 
 struct node_table {
@@ -59,6 +67,9 @@ void broadcast_view(gcs_actor* self);
 /// A raylet registers its node, with the actor instances it hosts (after a
 /// restart of the control store).
 void register_node(gcs_actor* self, protocol::add_node& msg);
+
+/// A live node reports that it is there, and what it has free.
+void node_reported(gcs_actor* self, const protocol::node_report& msg);
 
 /// Every node the control store knows, alive or dead.
 std::vector<protocol::node_info> list_nodes(const gcs_state& st);

@@ -12,6 +12,7 @@
 #include "prism/error.hpp"
 #include "prism/internal/state_query.hpp"
 #include "prism/internal/task_events.hpp"
+#include "protocol/metrics.hpp"
 #include "protocol/state.hpp"
 
 namespace prism::actors {
@@ -175,6 +176,18 @@ protocol::state_counts summarize_tasks(const task_table& table,
   return result;
 }
 
+protocol::task_metrics task_figures(const task_table& table) {
+  protocol::task_metrics m;
+  m.tasks = summarize_tasks(
+                table, protocol::summarize_state{state::kind::tasks, "name"})
+                .counts;
+  m.scheduling = table.scheduling();
+  m.running = table.running();
+  m.events_dropped = table.dropped();
+  m.tasks_forgotten = table.forgotten();
+  return m;
+}
+
 caf::behavior task_event_store(store_actor* self, std::size_t max_tasks) {
   auto& st = self->state;
   st.log = component_logger("gcs");
@@ -194,6 +207,9 @@ caf::behavior task_event_store(store_actor* self, std::size_t max_tasks) {
       },
       [self](const protocol::summarize_state& msg) {
         return summarize_tasks(self->state.table, msg);
+      },
+      [self](const protocol::query_task_metrics&) {
+        return task_figures(self->state.table);
       },
   };
 }

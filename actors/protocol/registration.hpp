@@ -17,6 +17,7 @@
 #include "protocol/gcs_restart.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/lineage.hpp"
+#include "protocol/metrics.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/output.hpp"
 #include "protocol/owner_actor.hpp"
@@ -189,7 +190,14 @@ using message_types = caf::detail::type_list<
     message_type<cancel_task, "prism.cancel_task">,
     message_type<cancel_run, "prism.cancel_run">,
     message_type<cancel_call, "prism.cancel_call">,
-    message_type<cancel_kill, "prism.cancel_kill">>;
+    message_type<cancel_kill, "prism.cancel_kill">,
+    message_type<query_node_metrics, "prism.query_node_metrics">,
+    message_type<node_metrics, "prism.node_metrics">,
+    message_type<node_report, "prism.node_report">,
+    message_type<query_control_metrics, "prism.query_control_metrics">,
+    message_type<control_metrics, "prism.control_metrics">,
+    message_type<query_task_metrics, "prism.query_task_metrics">,
+    message_type<task_metrics, "prism.task_metrics">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

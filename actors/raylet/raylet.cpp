@@ -80,6 +80,8 @@ void start(raylet_actor* self, raylet_config cfg) {
   }
   self->send(st.cfg.gcs, registration(self));
   self->send(st.cfg.gcs, protocol::watch_gcs{self_handle(self)});
+  if (st.cfg.report_interval.count() > 0)
+    self->delayed_send(self, st.cfg.report_interval, report_atom::value);
 }
 
 caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
@@ -122,6 +124,10 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         return kill_worker(self, msg.worker, "killed by fault injection");
       },
       [self](const protocol::query_resources&) { return node_resources(self); },
+      [self](const protocol::query_node_metrics&) {
+        return node_metrics(self);
+      },
+      [self](report_atom) { report_node(self); },
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());
       },

@@ -64,6 +64,9 @@ struct raylet_config {
   std::string program_cache;
   /// What the node says of itself when it joins (`add_node::labels`).
   std::map<std::string, std::string> labels;
+  /// How often the node reports to the control store that it is there and
+  /// what it has free (`protocol::node_report`); 0: never.
+  std::chrono::milliseconds report_interval{1000};
 };
 
 /// Spawns the raylet of one node: it owns the node's resources and worker

@@ -32,6 +32,7 @@
 #include "prism/internal/task_placement.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
+#include "protocol/metrics.hpp"
 #include "protocol/object_store.hpp"
 #include "protocol/owner_owner.hpp"
 #include "protocol/owner_raylet.hpp"
@@ -64,6 +65,9 @@ using hand_atom = caf::atom_constant<caf::atom("hand")>;
 /// Lines of worker processes' output wait to be sent (`raylet_config::output`);
 /// with a job, that job's driver may be sent lines again.
 using output_atom = caf::atom_constant<caf::atom("output")>;
+
+/// Time for the node's report to the control store (`report_node`).
+using report_atom = caf::atom_constant<caf::atom("report")>;
 
 struct hosted_instance {
   caf::actor host;
@@ -164,6 +168,11 @@ struct raylet_state {
   /// Jobs whose program this host does not hold at its driver's path, being
   /// fetched from the control store.
   std::unordered_set<job_id> programs_fetching;
+  // -- figures ----------------------------------------------------------------
+  /// Worker processes launched, and those that ended unasked (a crash, an
+  /// exit, a start that failed).
+  std::uint64_t processes_started = 0;
+  std::uint64_t processes_failed = 0;
 };
 
 using raylet_actor = caf::stateful_actor<raylet_state>;
@@ -204,6 +213,13 @@ void lend_cpu(raylet_actor* self, const worker_id& worker);
 
 /// Takes back the CPU of a worker that runs again.
 void reclaim_cpu(raylet_actor* self, const worker_id& worker);
+
+/// The node's figures for its metrics port (state_answers.cpp).
+protocol::node_metrics node_metrics(raylet_actor* self);
+
+/// Reports to the control store that the node is there, and again after
+/// `cfg.report_interval` (state_answers.cpp).
+void report_node(raylet_actor* self);
 
 /// The node's resources, and the queued requests no live node can ever fit.
 protocol::node_resources node_resources(raylet_actor* self);

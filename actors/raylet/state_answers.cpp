@@ -4,6 +4,8 @@
 // control store asks every node and merges their pages.
 
 #include <chrono>
+#include <map>
+#include <string>
 
 #include "prism/internal/state_query.hpp"
 #include "protocol/state.hpp"
@@ -183,6 +185,40 @@ summarize_node_state(raylet_actor* self, const protocol::summarize_state& msg) {
     result.error = protocol::error_info_of(e);
   }
   return result;
+}
+
+protocol::node_metrics node_metrics(raylet_actor* self) {
+  auto& st = self->state;
+  protocol::node_metrics m;
+  m.node = st.cfg.node;
+  m.total = st.cfg.resources;
+  m.available = st.available;
+  std::map<std::string, std::uint64_t> workers;
+  st.pool.for_each([&](const worker& w) {
+    auto key = std::string{worker_state(w)} +
+               (w.pid != 0 || w.starting ? "/process" : "/thread");
+    ++workers[key];
+  });
+  m.workers.assign(workers.begin(), workers.end());
+  m.leases_waiting = st.queue.size();
+  m.leases_infeasible = node_resources(self).infeasible.size();
+  m.leases_granted = st.leases.size();
+  m.actors_hosted = st.hosts.size();
+  m.objects = st.objects.size();
+  m.object_bytes = st.objects.bytes();
+  if (st.cfg.output)
+    m.output_lines_dropped = st.cfg.output->dropped_lines();
+  m.worker_processes_started = st.processes_started;
+  m.worker_processes_failed = st.processes_failed;
+  return m;
+}
+
+void report_node(raylet_actor* self) {
+  auto& st = self->state;
+  self->send(st.cfg.gcs,
+             protocol::node_report{st.cfg.node, st.available, st.objects.size(),
+                                   st.objects.bytes(), st.pool.size()});
+  self->delayed_send(self, st.cfg.report_interval, report_atom::value);
 }
 
 } // namespace prism::actors::raylet_internal

@@ -173,6 +173,11 @@ worker_output::take(const std::unordered_set<job_id>& busy) {
   return result;
 }
 
+std::uint64_t worker_output::dropped_lines() const {
+  std::lock_guard<std::mutex> guard{mu_};
+  return dropped_lines_;
+}
+
 std::size_t worker_output::open_streams() const {
   std::lock_guard<std::mutex> guard{mu_};
   return open_;
@@ -330,6 +335,7 @@ void worker_output::queue(stream& s, std::vector<output_line>& lines) {
       if (b.lines.size() >= settings_.max_pending_lines ||
           p.bytes + line.text.size() > settings_.max_pending_bytes) {
         ++b.dropped;
+        ++dropped_lines_;
         continue;
       }
       p.bytes += line.text.size();

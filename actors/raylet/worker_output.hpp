@@ -108,6 +108,10 @@ public:
   /// those of the jobs in `busy` stay.
   std::vector<batch> take(const std::unordered_set<job_id>& busy = {});
 
+  /// Lines dropped since this object started, for want of room for their
+  /// driver (`settings::max_pending_lines`, `max_pending_bytes`).
+  std::uint64_t dropped_lines() const;
+
   /// Streams (two a process) still read.
   std::size_t open_streams() const;
 
@@ -168,6 +172,7 @@ private:
   bool told_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
   /// Passes over every pipe asked for (`read_now`), and done.
+  std::uint64_t dropped_lines_ GUARDED_BY(mu_) = 0;
   std::uint64_t reads_asked_ GUARDED_BY(mu_) = 0;
   std::uint64_t reads_done_ GUARDED_BY(mu_) = 0;
   std::condition_variable read_done_;

@@ -66,6 +66,7 @@ worker_id launch(raylet_actor* self, job_id job, bool hosts_actor, bool shared,
   // The door and TLS entries the launcher has (see use_worker_processes).
   auto env = std::vector<std::string>{worker_token_entry(w.token)};
   st.pool.add_starting(std::move(w));
+  ++st.processes_started;
   st.cfg.launcher->launch(
       program, env,
       [raylet, id](pid_t pid, const std::string& how) {
@@ -448,6 +449,8 @@ void worker_exited(raylet_actor* self, const protocol::worker_exited& msg) {
   if (w == nullptr || w->pid != msg.pid)
     return; // Stopped or killed on purpose; already forgotten.
   auto how = w->killed_for.empty() ? msg.how : w->killed_for;
+  if (w->killed_for.empty())
+    ++st.processes_failed;
   if (w->starting) {
     st.log->warn("worker process {} {} before it registered", msg.pid, how);
     ended_before_registering(self, msg.worker, w->job,

@@ -64,6 +64,13 @@ std::string between(const std::string& text, const std::string& start,
   return j == std::string::npos ? "" : text.substr(i, j - i);
 }
 
+/// The metrics URL a `prism start` banner names ("  metrics:  URL").
+std::string metrics_in(const std::string& banner) {
+  auto url = between(banner, "metrics:", "\n");
+  auto first = url.find_first_not_of(' ');
+  return first == std::string::npos ? std::string{} : url.substr(first);
+}
+
 int decode(int status) {
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
@@ -150,6 +157,10 @@ struct process_cluster::impl {
   std::unordered_map<int, std::string> outputs;
   /// Node pids by index; 0 is the head's process.
   std::vector<pid_t> nodes;
+  /// Each started process's metrics URL, by pid, as its banner said.
+  std::unordered_map<int, std::string> metrics;
+  /// The head's, until its pid is known.
+  std::string head_metrics;
   bool attached = false;
 };
 
@@ -169,6 +180,7 @@ process_cluster::process_cluster(options opts) : impl_(new impl) {
     flags.insert(flags.end(), {"--storage", impl_->storage});
     impl_->address = start_head(flags);
     impl_->nodes.push_back(pid_of("head"));
+    impl_->metrics[impl_->nodes[0]] = impl_->head_metrics;
     for (std::size_t i = 0; i < impl_->opts.nodes; ++i)
       add_node();
     if (impl_->opts.attach) {
@@ -325,6 +337,7 @@ std::string process_cluster::start_head(const std::vector<std::string>& flags) {
   args.insert(args.end(), all.begin(), all.end());
   auto r = run(args);
   auto address = between(r.out, "PRISM_ADDRESS=", "\n");
+  impl_->head_metrics = metrics_in(r.out);
   if (r.status != 0 || address.empty())
     throw error(errc::internal, "the head did not start: status " +
                                     std::to_string(r.status) + ": " + r.out +
@@ -345,7 +358,9 @@ int process_cluster::start_node(const std::string& address,
                                     std::to_string(r.status) + ": " + r.out +
                                     r.err + "; the newest node log, " +
                                     newest_log_tail(impl_->dir, "node-"));
-  return static_cast<pid_t>(std::stol(pid));
+  auto result = static_cast<pid_t>(std::stol(pid));
+  impl_->metrics[result] = metrics_in(r.out);
+  return result;
 }
 
 std::size_t process_cluster::add_node(const std::vector<std::string>& flags) {
@@ -353,6 +368,11 @@ std::size_t process_cluster::add_node(const std::vector<std::string>& flags) {
   all.insert(all.end(), flags.begin(), flags.end());
   impl_->nodes.push_back(start_node(impl_->address, all));
   return impl_->nodes.size() - 1;
+}
+
+std::string process_cluster::metrics_url(std::size_t i) const {
+  auto i_pid = impl_->metrics.find(node_pid(i));
+  return i_pid == impl_->metrics.end() ? std::string{} : i_pid->second;
 }
 
 int process_cluster::node_pid(std::size_t i) const {
@@ -395,6 +415,7 @@ void process_cluster::restart_head() {
   flags.insert(flags.end(), {"--storage", impl_->storage, "--port", port});
   start_head(flags);
   impl_->nodes[0] = pid_of("head");
+  impl_->metrics[impl_->nodes[0]] = impl_->head_metrics;
 }
 
 int process_cluster::pid_of(const std::string& name) const {

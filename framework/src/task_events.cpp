@@ -187,6 +187,12 @@ void task_table::apply(const task_event& e) {
   auto& a = attempt_of(r, e.attempt, e.state, made);
   if (life_rank(e.state) >= life_rank(a.state))
     a.state = e.state;
+  if (e.start_us != 0 && a.start_us == 0) {
+    if (a.attempt == 0 && r.submit_us != 0 && e.start_us >= r.submit_us)
+      scheduling_.observe(static_cast<double>(e.start_us - r.submit_us) / 1e6);
+    if (a.end_us != 0 && a.end_us >= e.start_us)
+      running_.observe(static_cast<double>(a.end_us - e.start_us) / 1e6);
+  }
   if (e.start_us != 0)
     a.start_us = e.start_us;
   // Where it ran; an actor call lost with its actor's instance was there
@@ -197,6 +203,8 @@ void task_table::apply(const task_event& e) {
     a.pid = e.pid;
   }
   if (e.end_us != 0) {
+    if (a.end_us == 0 && a.start_us != 0 && e.end_us >= a.start_us)
+      running_.observe(static_cast<double>(e.end_us - a.start_us) / 1e6);
     a.end_us = e.end_us;
     if (!e.error.empty() || !a.error.empty())
       a.error = e.error;

@@ -1041,6 +1041,79 @@ inline protocol::cancel_kill sample(type_tag<protocol::cancel_kill>,
   return {.lease_id = 17};
 }
 
+inline internal::histogram some_histogram() {
+  auto h = internal::histogram::of_latency();
+  h.observe(0.0003);
+  h.observe(0.2);
+  h.observe(90);
+  return h;
+}
+
+inline protocol::query_node_metrics
+sample(type_tag<protocol::query_node_metrics>, const caf::actor&) {
+  return {.unused = 1};
+}
+
+inline protocol::node_metrics sample(type_tag<protocol::node_metrics>,
+                                     const caf::actor&) {
+  return {.node = some_node(),
+          .total = some_resources(),
+          .available = some_resources(),
+          .workers = {{"IDLE/process", 2}, {"LEASED/process", 5}},
+          .leases_waiting = 3,
+          .leases_infeasible = 1,
+          .leases_granted = 4,
+          .actors_hosted = 12,
+          .objects = 6,
+          .object_bytes = 1 << 20,
+          .output_lines_dropped = 7,
+          .worker_processes_started = 9,
+          .worker_processes_failed = 2};
+}
+
+inline protocol::node_report sample(type_tag<protocol::node_report>,
+                                    const caf::actor&) {
+  return {.node = some_node(),
+          .available = some_resources(),
+          .objects = 3,
+          .object_bytes = 4096,
+          .workers = 2};
+}
+
+inline protocol::query_control_metrics
+sample(type_tag<protocol::query_control_metrics>, const caf::actor&) {
+  return {.unused = 1};
+}
+
+inline protocol::control_metrics sample(type_tag<protocol::control_metrics>,
+                                        const caf::actor&) {
+  return {.nodes = {{.node = some_node(),
+                     .state = "ALIVE",
+                     .total = some_resources(),
+                     .available = some_resources(),
+                     .heartbeat_age_ms = 412,
+                     .objects = 2,
+                     .object_bytes = 100}},
+          .actors = {{"Counter", "ALIVE", 99999}},
+          .jobs = {{"RUNNING", 1}, {"FINISHED", 4}},
+          .write_latency = some_histogram(),
+          .writes_failed = 1};
+}
+
+inline protocol::query_task_metrics
+sample(type_tag<protocol::query_task_metrics>, const caf::actor&) {
+  return {.unused = 1};
+}
+
+inline protocol::task_metrics sample(type_tag<protocol::task_metrics>,
+                                     const caf::actor&) {
+  return {.tasks = {{"square", "FINISHED", 1000}},
+          .scheduling = some_histogram(),
+          .running = some_histogram(),
+          .events_dropped = 5,
+          .tasks_forgotten = 6};
+}
+
 template <class T>
 concept has_sample = requires(const caf::actor& a) {
   sample(type_tag<T>{}, a);

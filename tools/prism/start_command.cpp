@@ -71,6 +71,10 @@ struct start_options {
   std::uint64_t worker_log_max_bytes = 100 * 1024 * 1024;
   std::uint32_t worker_log_backups = 5;
   std::uint32_t max_tasks = 100000;
+  /// The metrics port: 0 picks a free one, -1 opens none.
+  int metrics_export_port = 0;
+  /// Let the metrics port listen beyond loopback without TLS or the token.
+  bool metrics_insecure = false;
   /// Whether --host was given (a node's default is the interface it
   /// reaches the head from).
   bool host_given = false;
@@ -127,6 +131,15 @@ cluster_process::options process_options(const start_options& o) {
   po.net.connection_timeout =
       std::chrono::milliseconds{o.connection_timeout_ms};
   po.head_timeout = std::chrono::milliseconds{o.head_timeout_ms};
+  if (o.metrics_export_port < -1 || o.metrics_export_port > 65535)
+    throw invalid_argument_error(
+        "--metrics-export-port must be a port (0 picks a free one) or -1 "
+        "(none), not " +
+        std::to_string(o.metrics_export_port));
+  po.metrics_port = std::nullopt;
+  if (o.metrics_export_port >= 0)
+    po.metrics_port = static_cast<std::uint16_t>(o.metrics_export_port);
+  po.metrics_insecure = o.metrics_insecure;
   if (!o.autoscaler.empty()) {
     if (!o.head)
       throw invalid_argument_error("--autoscaler is for the head only");
@@ -162,12 +175,16 @@ std::string banner(const start_options& o, const cluster_process& p,
       out << "  token:    " << actors::session_token_file()
           << " (nodes and drivers elsewhere: PRISM_AUTH_TOKEN or "
              "--token-file)\n";
+    if (auto m = p.metrics_url(); !m.empty())
+      out << "  metrics:  " << m << "\n";
     out << "  stop:     prism stop\n";
   } else {
     out << "Prism node " << p.node().hex().substr(0, 8)
         << " joined the head at " << o.address << " (pid " << ::getpid()
         << ")\n"
         << "  logs: " << s.log_path(name) << "\n";
+    if (auto m = p.metrics_url(); !m.empty())
+      out << "  metrics: " << m << "\n";
   }
   return out.str();
 }
@@ -384,6 +401,16 @@ void add_security_options(CLI::App& start, start_options& so) {
   start.add_flag("--insecure", so.insecure,
                  "Listen beyond loopback without TLS: anyone who reaches "
                  "the port can run code on every node (warns at each start)");
+  start
+      .add_option("--metrics-export-port", so.metrics_export_port,
+                  "The port of this process's Prometheus metrics "
+                  "(/metrics), on its host; 0 picks a free one, -1 opens "
+                  "none")
+      ->capture_default_str();
+  start.add_flag("--metrics-insecure", so.metrics_insecure,
+                 "Let the metrics port listen beyond loopback without TLS "
+                 "and without the cluster token: anyone who reaches it reads "
+                 "the cluster's figures");
 }
 
 /// What the process is: its address, port, storage and resources.

@@ -239,6 +239,10 @@ public:
   /// The pid of node `i`'s process (0: the head).
   int node_pid(std::size_t i) const;
 
+  /// Where node `i`'s process (0: the head) serves its metrics,
+  /// "http://127.0.0.1:PORT/metrics"; empty if it opened no metrics port.
+  std::string metrics_url(std::size_t i) const;
+
   /// Signals node `i`'s process (not the head's): SIGKILL, SIGSTOP,
   /// SIGCONT.
   void kill_node(std::size_t i);

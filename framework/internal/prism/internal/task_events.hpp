@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "prism/ids.hpp"
+#include "prism/internal/histogram.hpp"
 #include "prism/internal/task_state.hpp"
 
 namespace prism::internal {
@@ -181,6 +182,15 @@ public:
     return dropped_;
   }
 
+  /// Seconds from a task's submission to its first attempt's start, and
+  /// from an attempt's start to its end, as events told them.
+  const histogram& scheduling() const noexcept {
+    return scheduling_;
+  }
+  const histogram& running() const noexcept {
+    return running_;
+  }
+
   /// Tasks forgotten, the table full.
   std::uint64_t forgotten() const noexcept {
     return forgotten_;
@@ -256,6 +266,8 @@ private:
   std::uint32_t batch_name_ = no_name;
   std::uint64_t dropped_ = 0;
   std::uint64_t forgotten_ = 0;
+  histogram scheduling_ = histogram::of_latency();
+  histogram running_ = histogram::of_latency();
 };
 
 } // namespace prism::internal
