@@ -207,7 +207,8 @@ void cluster_process::start_metrics(const std::string& host) {
   s.tls.cert = tls.cert;
   s.tls.key = tls.key;
   s.token = opts_.token;
-  s.insecure = opts_.metrics_insecure;
+  // A process that listens insecure opens every port so.
+  s.insecure = opts_.metrics_insecure || opts_.insecure;
   s.routes["/metrics"] = metrics_route(std::move(sources));
   try {
     metrics_ = std::make_unique<http_server>(std::move(s));

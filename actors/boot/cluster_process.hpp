@@ -72,7 +72,7 @@ public:
     /// process listens on: its port, 0 for a free one; nullopt: none.
     std::optional<std::uint16_t> metrics_port = 0;
     /// Whether the metrics port may listen beyond loopback without TLS or
-    /// the token.
+    /// the token (`insecure` allows it too).
     bool metrics_insecure = false;
   };
 

@@ -18,6 +18,7 @@
 #include "net/peers.hpp"
 #include "owner/owner_directory.hpp"
 #include "protocol/raylet_worker.hpp"
+#include "worker/metrics_shipper.hpp"
 #include "worker/worker.hpp"
 #include "worker/worker_process.hpp"
 
@@ -159,6 +160,8 @@ void serve_as_worker() {
     self->send_exit(worker, caf::exit_reason::user_shutdown);
     fail(p.door_text, why);
   }
+  // The program's metrics go to the node every second.
+  spawn_metrics_shipper(sys, welcome.raylet, welcome.worker);
   // Runs until the worker ends: its raylet stopped it or went away.
   self->receive([](const caf::down_msg&) {});
   leave(0);

@@ -20,6 +20,7 @@
 #include "protocol/status.hpp"
 #include "protocol/submitted_jobs.hpp"
 #include "protocol/testing.hpp"
+#include "protocol/timeline.hpp"
 
 namespace prism::actors {
 
@@ -154,6 +155,10 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       [self, events = cfg.task_events](protocol::query_task_metrics& msg) {
         return hand_to(self, events, msg,
+                       "this control store keeps no task events");
+      },
+      [self, events = cfg.task_events](protocol::timeline_query& msg) {
+        return hand_to(self, events, std::move(msg),
                        "this control store keeps no task events");
       },
       [self, events = cfg.task_events](protocol::list_state& msg) {

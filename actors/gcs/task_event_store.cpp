@@ -14,6 +14,7 @@
 #include "prism/internal/task_events.hpp"
 #include "protocol/metrics.hpp"
 #include "protocol/state.hpp"
+#include "protocol/timeline.hpp"
 
 namespace prism::actors {
 
@@ -188,6 +189,42 @@ protocol::task_metrics task_figures(const task_table& table) {
   return m;
 }
 
+/// Most tasks on one page of the timeline, whatever a query asks.
+constexpr std::uint64_t max_timeline_page = 50000;
+
+protocol::timeline_page timeline_of(const task_table& table,
+                                    const protocol::timeline_query& q) {
+  protocol::timeline_page page;
+  page.dropped_events = table.dropped();
+  page.forgotten_tasks = table.forgotten();
+  // A cursor counts every task ever made, forgotten ones included, so that
+  // it keeps its place while the oldest are forgotten.
+  std::size_t first = 0;
+  if (q.cursor > 0 && q.cursor - 1 > table.forgotten())
+    first = static_cast<std::size_t>(q.cursor - 1 - table.forgotten());
+  auto limit = std::clamp<std::uint64_t>(q.limit, 1, max_timeline_page);
+  auto i = first;
+  table.each_from(first, [&](const task_record& r) {
+    ++i;
+    if (q.job != 0 && r.job.value != q.job)
+      return true;
+    if (q.since_us != 0 && r.submit_us < q.since_us &&
+        r.latest.start_us < q.since_us)
+      return true;
+    protocol::timeline_entry e;
+    e.id = r.id;
+    e.name = table.name_of(r);
+    e.submit_us = r.submit_us;
+    r.each_attempt([&](const task_attempt& a) { e.attempts.push_back(a); });
+    page.tasks.push_back(std::move(e));
+    if (page.tasks.size() < limit)
+      return true;
+    page.next = 1 + table.forgotten() + i;
+    return false;
+  });
+  return page;
+}
+
 caf::behavior task_event_store(store_actor* self, std::size_t max_tasks) {
   auto& st = self->state;
   st.log = component_logger("gcs");
@@ -210,6 +247,9 @@ caf::behavior task_event_store(store_actor* self, std::size_t max_tasks) {
       },
       [self](const protocol::query_task_metrics&) {
         return task_figures(self->state.table);
+      },
+      [self](const protocol::timeline_query& q) {
+        return timeline_of(self->state.table, q);
       },
   };
 }

@@ -149,6 +149,26 @@ void metrics_page::add(const protocol::node_metrics& m) {
             "Worker processes that ended unasked: a crash, an exit, a failed "
             "start.",
             {{"node", node}}, static_cast<double>(m.worker_processes_failed));
+  f.counter("prism_user_metric_series_dropped_total",
+            "Series of the program's own metrics the node dropped: past "
+            "1,000 of one metric, or of a name declared as another kind.",
+            {{"node", node}}, static_cast<double>(m.user_dropped));
+  for (const auto& s : m.user) {
+    labels l{{"node", node}};
+    for (const auto& [key, value] : s.tags)
+      l.push_back({key, value});
+    switch (s.kind) {
+    case internal::user_metric_kind::counter:
+      f.counter(s.name, s.description, std::move(l), s.value);
+      break;
+    case internal::user_metric_kind::gauge:
+      f.gauge(s.name, s.description, std::move(l), s.value);
+      break;
+    case internal::user_metric_kind::histogram:
+      f.histogram(s.name, s.description, std::move(l), s.buckets);
+      break;
+    }
+  }
 }
 
 void metrics_page::add(const protocol::control_metrics& m) {

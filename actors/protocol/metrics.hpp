@@ -13,6 +13,7 @@
 #include "prism/ids.hpp"
 #include "prism/internal/histogram.hpp"
 #include "prism/internal/resource_set.hpp"
+#include "prism/internal/user_metrics.hpp"
 #include "prism/state.hpp"
 
 namespace prism::protocol {
@@ -52,6 +53,10 @@ struct node_metrics {
   /// by a signal or a non-zero exit.
   std::uint64_t worker_processes_started = 0;
   std::uint64_t worker_processes_failed = 0;
+  /// The metrics of the program's own its worker processes shipped
+  /// (`prism/metrics.hpp`), summed over them; and the series dropped.
+  std::vector<internal::user_series> user;
+  std::uint64_t user_dropped = 0;
 };
 
 template <class Inspector>
@@ -59,7 +64,20 @@ typename Inspector::result_type inspect(Inspector& f, node_metrics& x) {
   return f(static_cast<unique_id&>(x.node), x.total, x.available, x.workers,
            x.leases_waiting, x.leases_infeasible, x.leases_granted,
            x.actors_hosted, x.objects, x.object_bytes, x.output_lines_dropped,
-           x.worker_processes_started, x.worker_processes_failed);
+           x.worker_processes_started, x.worker_processes_failed, x.user,
+           x.user_dropped);
+}
+
+/// worker process -> its raylet, every second while any changed: the
+/// series of the program's metrics that changed, with their values so far.
+struct user_metrics {
+  worker_id worker;
+  std::vector<internal::user_series> series;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, user_metrics& x) {
+  return f(static_cast<unique_id&>(x.worker), x.series);
 }
 
 /// raylet -> gcs, every `raylet_config::report_interval`: the node is there,

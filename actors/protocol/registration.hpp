@@ -33,6 +33,7 @@
 #include "protocol/submitted_jobs.hpp"
 #include "protocol/supervisor.hpp"
 #include "protocol/testing.hpp"
+#include "protocol/timeline.hpp"
 
 namespace prism::protocol {
 
@@ -197,7 +198,10 @@ using message_types = caf::detail::type_list<
     message_type<query_control_metrics, "prism.query_control_metrics">,
     message_type<control_metrics, "prism.control_metrics">,
     message_type<query_task_metrics, "prism.query_task_metrics">,
-    message_type<task_metrics, "prism.task_metrics">>;
+    message_type<task_metrics, "prism.task_metrics">,
+    message_type<user_metrics, "prism.user_metrics">,
+    message_type<timeline_query, "prism.timeline_query">,
+    message_type<timeline_page, "prism.timeline_page">>;
 // clang-format on
 
 /// Registers every type of `message_types`, and the supervisor's error

@@ -128,6 +128,12 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         return node_metrics(self);
       },
       [self](report_atom) { report_node(self); },
+      [self](const protocol::user_metrics& msg) {
+        // Only a worker of this node ships them; its series count against
+        // its metrics' bounds.
+        if (self->state.pool.find(msg.worker) != nullptr)
+          self->state.user_metrics.apply(msg.worker.hex(), msg.series);
+      },
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());
       },

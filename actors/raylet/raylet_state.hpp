@@ -173,6 +173,8 @@ struct raylet_state {
   /// exit, a start that failed).
   std::uint64_t processes_started = 0;
   std::uint64_t processes_failed = 0;
+  /// The program's metrics, as its worker processes shipped them.
+  internal::user_metric_table user_metrics;
 };
 
 using raylet_actor = caf::stateful_actor<raylet_state>;

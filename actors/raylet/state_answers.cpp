@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 
 #include "prism/internal/state_query.hpp"
@@ -187,6 +188,19 @@ summarize_node_state(raylet_actor* self, const protocol::summarize_state& msg) {
   return result;
 }
 
+namespace {
+
+/// What ended workers shipped stays in the node's sums, but not by worker:
+/// the table keeps an entry per live worker only.
+void retire_ended_workers(raylet_actor* self) {
+  auto& st = self->state;
+  std::set<std::string> alive;
+  st.pool.for_each([&](const worker& w) { alive.insert(w.id.hex()); });
+  st.user_metrics.retire_all_but(alive);
+}
+
+} // namespace
+
 protocol::node_metrics node_metrics(raylet_actor* self) {
   auto& st = self->state;
   protocol::node_metrics m;
@@ -210,11 +224,15 @@ protocol::node_metrics node_metrics(raylet_actor* self) {
     m.output_lines_dropped = st.cfg.output->dropped_lines();
   m.worker_processes_started = st.processes_started;
   m.worker_processes_failed = st.processes_failed;
+  retire_ended_workers(self);
+  m.user = st.user_metrics.merged();
+  m.user_dropped = st.user_metrics.dropped();
   return m;
 }
 
 void report_node(raylet_actor* self) {
   auto& st = self->state;
+  retire_ended_workers(self);
   self->send(st.cfg.gcs,
              protocol::node_report{st.cfg.node, st.available, st.objects.size(),
                                    st.objects.bytes(), st.pool.size()});

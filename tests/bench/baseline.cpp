@@ -74,6 +74,7 @@ const std::map<std::string, judgement>& table() {
       {"actors_100k_rss_mb", cost()},
       {"list_100k_actors_filtered_ms", cost()},
       {"list_1m_task_events_filtered_ms", cost()},
+      {"timeline_1m_tasks_mb", cost()},
       {"task_events_cost_pct", cost()},
       {"actor_call_events_cost_pct", cost()},
       // The control store.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,7 +19,9 @@
 #include "bench.hpp"
 #include "control_store.hpp"
 #include "gcs/task_event_store.hpp"
+#include "prism/internal/chrome_trace.hpp"
 #include "protocol/state.hpp"
+#include "protocol/timeline.hpp"
 
 #include <caf/all.hpp>
 
@@ -203,6 +206,85 @@ double list_1m_task_events(const run_options& opts) {
   return ms[ms.size() / 2];
 }
 
+/// Counts what is written to it, and keeps nothing.
+struct counting_buffer : std::streambuf {
+  std::uint64_t bytes = 0;
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof())
+      ++bytes;
+    return c;
+  }
+  std::streamsize xsputn(const char*, std::streamsize n) override {
+    bytes += static_cast<std::uint64_t>(n);
+    return n;
+  }
+};
+
+/// The size of `prism timeline` for a million tasks: a task event store
+/// holds them as 2 nodes of 4 worker processes ran them for one driver,
+/// 100,000 a second; its pages are drawn as the command draws them.
+double timeline_1m_tasks(const run_options& opts) {
+  auto n = opts.iterations(1'000'000);
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto store = actors::spawn_task_event_store(sys, n);
+  caf::scoped_actor self{sys};
+  std::vector<node_id> nodes{node_id{unique_id{1, 1}},
+                             node_id{unique_id{1, 2}}};
+  std::vector<worker_id> workers;
+  for (std::uint64_t i = 0; i < 8; ++i)
+    workers.push_back(worker_id{unique_id{2, i + 1}});
+  auto driver = worker_id{unique_id{0xd, 1}};
+  constexpr std::int64_t t0 = 1'795'000'000'000'000;
+  protocol::task_events batch;
+  for (std::size_t i = 0; i < n; ++i) {
+    internal::task_event e;
+    e.task = task_id{driver, i + 1};
+    e.state = internal::task_state::finished;
+    e.submit_us = t0 + static_cast<std::int64_t>(i) * 10;
+    e.start_us = e.submit_us + 40;
+    e.end_us = e.submit_us + 110;
+    e.name = "square";
+    e.job = job_id{1};
+    e.node = nodes[(i % 8) / 4];
+    e.worker = workers[i % 8];
+    e.pid = 4100 + static_cast<std::int32_t>(i % 8);
+    batch.events.push_back(std::move(e));
+    if (batch.events.size() >= internal::task_event_batch) {
+      self->send(store, std::move(batch));
+      batch = {};
+    }
+  }
+  self->send(store, std::move(batch));
+  counting_buffer counted;
+  std::ostream out{&counted};
+  internal::chrome_trace_writer writer{out, t0};
+  protocol::timeline_query q;
+  q.limit = 50000;
+  for (;;) {
+    protocol::timeline_page page;
+    self->request(store, std::chrono::seconds{60}, q)
+        .receive([&](protocol::timeline_page& p) { page = std::move(p); },
+                 [&](caf::error& err) {
+                   auto what = "the store did not answer: " + sys.render(err);
+                   expect(false, what.c_str());
+                 });
+    for (auto& t : page.tasks)
+      writer.add(internal::timeline_task{t.id, std::move(t.name), t.submit_us,
+                                         std::move(t.attempts)});
+    if (page.next == 0)
+      break;
+    q.cursor = page.next;
+  }
+  writer.finish();
+  caf::anon_send_exit(store, caf::exit_reason::user_shutdown);
+  expect(writer.tasks() == n && writer.arrows() == n,
+         "the timeline does not draw every task with its arrow");
+  // Scaled to a million when a smoke run draws fewer.
+  return static_cast<double>(counted.bytes) / 1e6 * 1e6 /
+         static_cast<double>(n);
+}
+
 } // namespace
 
 std::vector<metric> gcs_store_metrics() {
@@ -211,6 +293,7 @@ std::vector<metric> gcs_store_metrics() {
       {"gcs_write_nosync", "per_s", false, write_nosync},
       {"gcs_recovery_100k_actors", "s", false, recovery_100k},
       {"list_1m_task_events_filtered_ms", "ms", false, list_1m_task_events},
+      {"timeline_1m_tasks_mb", "MB", false, timeline_1m_tasks},
   };
 }
 

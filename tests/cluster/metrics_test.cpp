@@ -7,14 +7,18 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <regex>
+#include <sstream>
 #include <sys/resource.h>
 #include <thread>
+#include <tuple>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <prism/metrics.hpp>
 #include <prism/prism.hpp>
 #include <prism/testing.hpp>
 
@@ -213,19 +217,6 @@ BOOST_AUTO_TEST_CASE(a_process_started_without_a_metrics_port_names_none) {
   BOOST_CHECK(c.metrics_url(0).empty());
 }
 
-BOOST_AUTO_TEST_CASE(beyond_loopback_it_wants_tls) {
-  // A node that would open its metrics port on every interface without
-  // TLS is refused (its cluster port says the same first without
-  // --insecure; with it, the metrics port still refuses).
-  process_cluster c{attached_cluster(0)};
-  auto r = c.run(
-      {"start", "--address", c.address(), "--host", "0.0.0.0", "--insecure"});
-  BOOST_CHECK_NE(r.status, 0);
-  BOOST_CHECK_MESSAGE(contains(r.out + r.err, "metrics port") &&
-                          contains(r.out + r.err, "TLS"),
-                      r.out + r.err);
-}
-
 BOOST_AUTO_TEST_SUITE_END()
 
 /// A CA and a certificate for 127.0.0.1, made by `prism cert`.
@@ -300,6 +291,32 @@ BOOST_AUTO_TEST_CASE(without_the_token_nothing_is_read) {
                         "Bearer s3cret\r\nContent-Length: 0\r\n\r\n");
   BOOST_CHECK(contains(put, "405"));
   BOOST_CHECK_EQUAL(port.counters().unauthorized, 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_tls_head_serves_https_and_wants_the_token) {
+  tls_dir certs;
+  auto o = attached_cluster(0);
+  o.attach = false;
+  auto mine = certs.dir + "/ca/127.0.0.1";
+  auto ca = certs.dir + "/ca/ca.pem";
+  o.flags = {"--tls-cert",  mine + ".pem", "--tls-key",
+             mine + ".key", "--tls-ca",    ca};
+  process_cluster c{o};
+  auto url = c.metrics_url(0);
+  BOOST_REQUIRE_MESSAGE(url.rfind("https://127.0.0.1:", 0) == 0, url);
+  std::ifstream in{c.session_dir() + "/token"};
+  std::string token;
+  std::getline(in, token);
+  BOOST_REQUIRE(!token.empty());
+  auto at = address_of_url(url);
+  auto refused = exchange_tls(at, ca, get_request("/metrics"));
+  BOOST_CHECK_MESSAGE(contains(refused, "401"), refused);
+  auto ok = exchange_tls(
+      at, ca,
+      get_request("/metrics", "Authorization: Bearer " + token + "\r\n"));
+  BOOST_CHECK_MESSAGE(contains(ok, "prism_cluster_nodes{state=\"ALIVE\"} 1"),
+                      ok);
+  BOOST_CHECK(!contains(http_exchange(at, get_request("/metrics")), "200 OK"));
 }
 
 BOOST_AUTO_TEST_CASE(with_tls_files_it_speaks_https_only) {
@@ -450,6 +467,113 @@ BOOST_AUTO_TEST_CASE(fuzzed_requests_leave_it_answering) {
   }
   BOOST_CHECK(answers(at));
   BOOST_TEST_MESSAGE("malformed " << port.counters().malformed);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+// -- the program's own metrics
+// ---------------------------------------------------
+
+prism::metrics::counter& served() {
+  static prism::metrics::counter c{
+      "test_requests_total", "Requests a test task served", {"op"}};
+  return c;
+}
+
+prism::metrics::histogram& took() {
+  static prism::metrics::histogram h{
+      "test_request_seconds", "How long a test request took", {0.1, 1, 10}};
+  return h;
+}
+
+int serve_one(int i) {
+  served().inc(1, {{"op", i % 2 == 0 ? "even" : "odd"}});
+  took().observe(0.5);
+  return i;
+}
+
+/// Counts calls into a counter and a gauge, and dies with its process on
+/// request.
+struct metered_actor {
+  static metered_actor* create() {
+    return new metered_actor;
+  }
+  int count(int n) {
+    static prism::metrics::gauge depth{"test_queue_depth",
+                                       "A test actor's queue depth"};
+    for (int i = 0; i < n; ++i)
+      served().inc(1, {{"op", "actor"}});
+    depth.set(n);
+    return n;
+  }
+  int die() {
+    std::_Exit(3);
+  }
+};
+
+PRISM_REMOTE(serve_one);
+PRISM_REMOTE(metered_actor::create, &metered_actor::count, &metered_actor::die);
+
+/// The sum of the series of `name` that carry every label of `labels`
+/// (each `key="value"`), over the metrics of processes 0 to `n` - 1.
+double summed(const process_cluster& c, std::size_t n, const std::string& name,
+              const std::vector<std::string>& labels) {
+  double total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::istringstream in{get(c.metrics_url(i))};
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(name + "{", 0) != 0 && line.rfind(name + " ", 0) != 0)
+        continue;
+      bool all = true;
+      for (const auto& l : labels)
+        all = all && contains(line, l);
+      if (all)
+        total += std::atof(line.c_str() + line.rfind(' ') + 1);
+    }
+  }
+  return total;
+}
+
+BOOST_AUTO_TEST_SUITE(user_metrics_served)
+
+BOOST_AUTO_TEST_CASE(nodes_serve_what_tasks_and_actors_counted) {
+  auto o = attached_cluster(1);
+  o.cpus = 2;
+  process_cluster c{o};
+  std::vector<prism::object_ref<int>> refs;
+  for (int i = 0; i < 40; ++i)
+    refs.push_back(prism::task(serve_one).remote(i));
+  for (auto& r : refs)
+    prism::get(r, 60s);
+  auto a = prism::actor(metered_actor::create).remote();
+  BOOST_REQUIRE_EQUAL(prism::get(a.task(&metered_actor::count).remote(5), 60s),
+                      5);
+  // Each process ships within a second; each node serves its own sum.
+  auto sums = [&] {
+    return std::make_tuple(
+        summed(c, 2, "test_requests_total", {"op=\"even\""}),
+        summed(c, 2, "test_requests_total", {"op=\"odd\""}),
+        summed(c, 2, "test_requests_total", {"op=\"actor\""}),
+        summed(c, 2, "test_request_seconds_count", {}),
+        summed(c, 2, "test_queue_depth", {}));
+  };
+  auto expected = std::make_tuple(20.0, 20.0, 5.0, 40.0, 5.0);
+  BOOST_CHECK(eventually(20s, [&] { return sums() == expected; }));
+  auto text = get(c.metrics_url(0)) + get(c.metrics_url(1));
+  BOOST_CHECK(contains(text, "# TYPE test_requests_total counter"));
+  BOOST_CHECK(contains(text, "# TYPE test_request_seconds histogram"));
+  BOOST_CHECK(
+      contains(text, "# HELP test_queue_depth A test actor's queue depth"));
+
+  // The actor's process dies: what it counted stays in its node's sum.
+  BOOST_CHECK_THROW(prism::get(a.task(&metered_actor::die).remote(), 60s),
+                    prism::error);
+  BOOST_CHECK(eventually(10s, [&] {
+    return summed(c, 2, "prism_worker_processes_failed_total", {}) >= 1;
+  }));
+  BOOST_CHECK_EQUAL(summed(c, 2, "test_requests_total", {"op=\"actor\""}), 5);
+  BOOST_CHECK_EQUAL(summed(c, 2, "prism_user_metric_series_dropped_total", {}),
+                    0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

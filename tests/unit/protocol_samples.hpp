@@ -1049,6 +1049,42 @@ inline internal::histogram some_histogram() {
   return h;
 }
 
+inline internal::user_series some_user_series() {
+  internal::user_series s;
+  s.name = "kv_requests_total";
+  s.kind = internal::user_metric_kind::histogram;
+  s.description = "Requests served";
+  s.tags = {{"op", "get"}, {"shard", "3"}};
+  s.value = 12;
+  s.buckets = some_histogram();
+  return s;
+}
+
+inline protocol::timeline_query sample(type_tag<protocol::timeline_query>,
+                                       const caf::actor&) {
+  return {.job = 3, .since_us = 1795000000000000, .cursor = 12, .limit = 500};
+}
+
+inline protocol::timeline_page sample(type_tag<protocol::timeline_page>,
+                                      const caf::actor&) {
+  internal::task_attempt a;
+  a.attempt = 1;
+  a.state = internal::task_state::failed;
+  a.node = some_node();
+  a.worker = some_worker();
+  a.pid = 4123;
+  a.start_us = 1795000000000100;
+  a.end_us = 1795000000000900;
+  a.error = "its worker died";
+  return {.tasks = {{.id = task_id{some_worker(), 9},
+                     .name = "square",
+                     .submit_us = 1795000000000000,
+                     .attempts = {a, a}}},
+          .next = 13,
+          .dropped_events = 2,
+          .forgotten_tasks = 5};
+}
+
 inline protocol::query_node_metrics
 sample(type_tag<protocol::query_node_metrics>, const caf::actor&) {
   return {.unused = 1};
@@ -1068,7 +1104,17 @@ inline protocol::node_metrics sample(type_tag<protocol::node_metrics>,
           .object_bytes = 1 << 20,
           .output_lines_dropped = 7,
           .worker_processes_started = 9,
-          .worker_processes_failed = 2};
+          .worker_processes_failed = 2,
+          .user = {some_user_series()},
+          .user_dropped = 1};
+}
+
+inline protocol::user_metrics sample(type_tag<protocol::user_metrics>,
+                                     const caf::actor&) {
+  auto gauge = some_user_series();
+  gauge.kind = internal::user_metric_kind::gauge;
+  gauge.set_us = 1795000000123456;
+  return {.worker = some_worker(), .series = {some_user_series(), gauge}};
 }
 
 inline protocol::node_report sample(type_tag<protocol::node_report>,

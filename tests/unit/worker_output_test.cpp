@@ -190,14 +190,19 @@ BOOST_AUTO_TEST_CASE(
   auto p = out.make_pipes();
   out.watch(*p, 15, "worker-2", job_id{2});
   std::string text;
-  for (int i = 0; i < 8; ++i)
-    text += "l" + std::to_string(i) + "\n";
+  for (int i = 0; i < 8; ++i) {
+    text += 'l';
+    text += std::to_string(i);
+    text += '\n';
+  }
   write_to(p->out_write, text);
   p->close_write_ends();
   await_ended(out);
   std::uint64_t dropped = 0;
   auto lines = lines_of(out.take(), job_id{2}, &dropped);
   BOOST_TEST(lines.size() == 5u);
+  // The node's metrics count them too (prism_output_lines_dropped_total).
+  BOOST_TEST(out.dropped_lines() == 3u);
   BOOST_TEST(dropped == 3u);
   // The file has every line.
   BOOST_TEST(read_file(dir.path / "worker-2-15.out") == text);

@@ -47,6 +47,8 @@ void add_state_commands(CLI::App& app, command_list& commands);
 /// `prism job submit|status|logs|stop|list` (job_command.cpp).
 void add_job_command(CLI::App& app, command_list& commands);
 
+/// `prism timeline` (timeline_command.cpp).
+void add_timeline_command(CLI::App& app, command_list& commands);
 /// `prism cert init|issue` (cert_command.cpp).
 void add_cert_command(CLI::App& app, command_list& commands);
 

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   prism::tools::add_logs_command(app, commands);
   prism::tools::add_state_commands(app, commands);
   prism::tools::add_job_command(app, commands);
+  prism::tools::add_timeline_command(app, commands);
   prism::tools::add_cert_command(app, commands);
   CLI11_PARSE(app, argc, argv);
   return run_chosen(commands);

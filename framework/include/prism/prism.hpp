@@ -10,6 +10,7 @@
 #include "prism/future.hpp"
 #include "prism/ids.hpp"
 #include "prism/kv.hpp"
+#include "prism/metrics.hpp"
 #include "prism/object_ref.hpp"
 #include "prism/state.hpp"
 #include "prism/supervision.hpp"

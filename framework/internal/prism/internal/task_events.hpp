@@ -215,6 +215,15 @@ public:
       f(at((oldest_ + i) % size_));
   }
 
+  /// Calls `f(record)` for the tasks from the `first`-th oldest on (0 is
+  /// the oldest kept), while it returns true.
+  template <class F>
+  void each_from(std::size_t first, F&& f) const {
+    for (std::size_t i = first; i < size_; ++i)
+      if (!f(at((oldest_ + i) % size_)))
+        return;
+  }
+
 private:
   /// A slot of the index: the low 32 bits of its task's hash (0 never
   /// stands for a task: see `tag_of`) and where its record is.
