@@ -87,13 +87,12 @@ struct node_report {
   internal::resource_set available;
   std::uint64_t objects = 0;
   std::uint64_t object_bytes = 0;
-  std::uint64_t workers = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_report& x) {
   return f(static_cast<unique_id&>(x.node), x.available, x.objects,
-           x.object_bytes, x.workers);
+           x.object_bytes);
 }
 
 /// anyone -> gcs: the control store's figures. Answered with

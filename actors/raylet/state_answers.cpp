@@ -235,7 +235,7 @@ void report_node(raylet_actor* self) {
   retire_ended_workers(self);
   self->send(st.cfg.gcs,
              protocol::node_report{st.cfg.node, st.available, st.objects.size(),
-                                   st.objects.bytes(), st.pool.size()});
+                                   st.objects.bytes()});
   self->delayed_send(self, st.cfg.report_interval, report_atom::value);
 }
 

@@ -397,7 +397,8 @@ BOOST_AUTO_TEST_CASE(a_client_that_sends_a_byte_a_second_holds_nobody_up) {
     slow.push_back(connect_to(at));
   auto request = get_request("/hello");
   auto t0 = std::chrono::steady_clock::now();
-  // A byte every 100 ms each: none ever completes its request.
+  // A byte every 100 ms each: none ever completes its request. Time is the
+  // subject here: the clients must be slow, so they wait between bytes.
   for (std::size_t b = 0; b < 8; ++b) {
     for (int fd : slow)
       ::send(fd, request.data() + b, 1, MSG_NOSIGNAL);

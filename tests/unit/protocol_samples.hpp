@@ -1122,8 +1122,7 @@ inline protocol::node_report sample(type_tag<protocol::node_report>,
   return {.node = some_node(),
           .available = some_resources(),
           .objects = 3,
-          .object_bytes = 4096,
-          .workers = 2};
+          .object_bytes = 4096};
 }
 
 inline protocol::query_control_metrics
