@@ -29,6 +29,11 @@ packages=(
   lld
   python3
   iproute2
+  # The status page's browser test (tests/browser/status_page.py).
+  chromium
+  chromium-driver
+  python3-selenium
+  fonts-dejavu-core
 )
 
 missing=()

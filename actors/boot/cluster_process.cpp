@@ -16,8 +16,12 @@
 #include "join/cluster_door.hpp"
 #include "join/head_link.hpp"
 #include "net/peers.hpp"
+#include "observe/cluster_status.hpp"
 #include "observe/metrics_route.hpp"
+#include "observe/status_history.hpp"
+#include "observe/status_page.hpp"
 #include "prism/error.hpp"
+#include "protocol/kv.hpp"
 #include "protocol/metrics.hpp"
 
 namespace prism::actors {
@@ -151,6 +155,7 @@ cluster_process::start_head(const options& opts) {
     if (opts.autoscaler)
       p->start_autoscaler();
     p->start_metrics(opts.listen.host);
+    p->start_status_page(opts.listen.host);
   } catch (...) {
     p->shutdown();
     throw;
@@ -188,6 +193,22 @@ cluster_process::start_node(const options& opts) {
   return p;
 }
 
+http_settings cluster_process::http_port_settings(const std::string& what,
+                                                  const std::string& host,
+                                                  std::uint16_t port,
+                                                  bool insecure) const {
+  http_settings s;
+  s.what = what;
+  s.listen = host_port{host, port};
+  auto tls = tls_of(*sys_cfg_);
+  s.tls.cert = tls.cert;
+  s.tls.key = tls.key;
+  s.token = opts_.token;
+  // A process that listens insecure opens every port so.
+  s.insecure = insecure || opts_.insecure;
+  return s;
+}
+
 void cluster_process::start_metrics(const std::string& host) {
   if (!opts_.metrics_port)
     return;
@@ -200,15 +221,8 @@ void cluster_process::start_metrics(const std::string& host) {
     sources.autoscaler = [a = autoscaler_.get()] {
       return a->instances_by_state();
     };
-  http_settings s;
-  s.what = "metrics";
-  s.listen = host_port{host, *opts_.metrics_port};
-  auto tls = tls_of(*sys_cfg_);
-  s.tls.cert = tls.cert;
-  s.tls.key = tls.key;
-  s.token = opts_.token;
-  // A process that listens insecure opens every port so.
-  s.insecure = opts_.metrics_insecure || opts_.insecure;
+  auto s = http_port_settings("metrics", host, *opts_.metrics_port,
+                              opts_.metrics_insecure);
   s.routes["/metrics"] = metrics_route(std::move(sources));
   try {
     metrics_ = std::make_unique<http_server>(std::move(s));
@@ -220,11 +234,59 @@ void cluster_process::start_metrics(const std::string& host) {
   }
 }
 
+void cluster_process::start_status_page(const std::string& host) {
+  if (!opts_.dashboard_port)
+    return;
+  history_ = std::make_unique<status_history>(*sys_, endpoint_);
+  status_page_sources sources;
+  sources.sys = sys_.get();
+  sources.gcs = endpoint_;
+  sources.history = history_.get();
+  auto open = [&](std::uint16_t port) {
+    auto s = http_port_settings("status page", host, port, false);
+    add_status_page_routes(s.routes, sources);
+    return std::make_unique<http_server>(std::move(s));
+  };
+  try {
+    try {
+      status_page_ = open(*opts_.dashboard_port);
+    } catch (const invalid_argument_error& e) {
+      // Only a port that is taken is worth another try.
+      if (!opts_.dashboard_port_fallback || *opts_.dashboard_port == 0 ||
+          std::string{e.what()}.find("beyond loopback") != std::string::npos)
+        throw;
+      component_logger("cluster")->warn(
+          "{}; the status page takes a free port instead", e.what());
+      status_page_ = open(0);
+    }
+  } catch (const invalid_argument_error& e) {
+    throw invalid_argument_error(std::string{e.what()} +
+                                 " (--insecure allows it; --dashboard-port "
+                                 "-1 opens none)");
+  }
+  // For `prism status`; a head that cannot write it still serves the page.
+  caf::scoped_actor self{*sys_};
+  self->request(endpoint_, std::chrono::seconds{5},
+                protocol::kv_put{status_page_namespace,
+                                 status_page_key,
+                                 status_page_url(),
+                                 true,
+                                 {}})
+      .receive([](bool) {}, [](const caf::error&) {});
+}
+
 std::string cluster_process::metrics_url() const {
   if (!metrics_)
     return {};
   auto host = opts_.node_ip.empty() ? local_address_toward("") : opts_.node_ip;
   return metrics_->url(host) + "/metrics";
+}
+
+std::string cluster_process::status_page_url() const {
+  if (!status_page_)
+    return {};
+  auto host = opts_.node_ip.empty() ? local_address_toward("") : opts_.node_ip;
+  return status_page_->url(host);
 }
 
 std::string cluster_process::contact() const {
@@ -295,6 +357,8 @@ void cluster_process::shutdown() {
   // The metrics port and the autoscaler first: their requests need
   // everything else.
   metrics_.reset();
+  status_page_.reset();
+  history_.reset();
   autoscaler_.reset();
   process_parts parts;
   parts.owners = directory_.get();

@@ -24,6 +24,7 @@
 namespace prism::actors {
 
 class autoscaler_service;
+class status_history;
 
 /// One process of a cluster, as `prism start` runs it: the head (the
 /// control store, published on a port, and a node) or a node that joins the
@@ -74,6 +75,13 @@ public:
     /// Whether the metrics port may listen beyond loopback without TLS or
     /// the token (`insecure` allows it too).
     bool metrics_insecure = false;
+    /// Head: the status page's port (observe/status_page.hpp) on the host
+    /// it listens on: its port, 0 for a free one; nullopt: none. Its TLS
+    /// and token rules are the metrics port's.
+    std::optional<std::uint16_t> dashboard_port = 0;
+    /// Head: if `dashboard_port` is taken, take a free port instead of
+    /// failing (for a default port, which another head may hold).
+    bool dashboard_port_fallback = false;
   };
 
   /// Starts the control store on `opts.cfg.storage_path`, publishes it on
@@ -107,6 +115,10 @@ public:
   /// TLS); empty without a metrics port.
   std::string metrics_url() const;
 
+  /// Head: where its status page is read, "http://HOST:PORT" (https with
+  /// TLS); empty without one.
+  std::string status_page_url() const;
+
   /// Blocks until `stop` is called, or until a node lost its head for
   /// good; returns why the process ends.
   std::string wait();
@@ -128,6 +140,14 @@ private:
   void start_job_runner();
   /// Opens the metrics port on `host`, if `opts_.metrics_port` asks for one.
   void start_metrics(const std::string& host);
+  /// Head: opens the status page on `host`, if `opts_.dashboard_port` asks
+  /// for one, and publishes its address for `prism status`.
+  void start_status_page(const std::string& host);
+  /// The HTTP port `what` on `host`, with this process's TLS files and
+  /// token.
+  http_settings http_port_settings(const std::string& what,
+                                   const std::string& host, std::uint16_t port,
+                                   bool insecure) const;
   void shutdown();
 
   options opts_;
@@ -154,6 +174,9 @@ private:
   std::uint16_t port_ = 0;
   /// The metrics port, if open.
   std::unique_ptr<http_server> metrics_;
+  /// Head: the status page's samples and port, if open.
+  std::unique_ptr<status_history> history_;
+  std::unique_ptr<http_server> status_page_;
   std::mutex mu_;
   std::condition_variable ended_cv_;
   std::optional<std::string> ended_ GUARDED_BY(mu_);

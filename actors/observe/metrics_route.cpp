@@ -1,47 +1,30 @@
 #include "observe/metrics_route.hpp"
 
-#include <optional>
-
 #include <caf/all.hpp>
 
+#include "observe/asking.hpp"
 #include "observe/metrics_page.hpp"
 #include "protocol/metrics.hpp"
 
 namespace prism::actors {
 
-namespace {
-
-/// `whom`'s answer to `question` within `timeout`, or nullopt.
-template <class Answer, class Question>
-std::optional<Answer> ask(caf::actor_system& sys, const caf::actor& whom,
-                          const Question& question,
-                          std::chrono::milliseconds timeout) {
-  std::optional<Answer> answer;
-  caf::scoped_actor self{sys};
-  self->request(whom, timeout, question)
-      .receive([&](Answer& x) { answer = std::move(x); }, [](caf::error&) {});
-  return answer;
-}
-
-} // namespace
-
 http_route metrics_route(metrics_sources s) {
   return [s](const http_request& req) {
     metrics_page page;
     if (s.node) {
-      auto m = ask<protocol::node_metrics>(
+      auto m = ask_within<protocol::node_metrics>(
           *s.sys, s.node, protocol::query_node_metrics{}, s.timeout);
       page.add_source("node", m.has_value());
       if (m)
         page.add(*m);
     }
     if (s.gcs) {
-      auto c = ask<protocol::control_metrics>(
+      auto c = ask_within<protocol::control_metrics>(
           *s.sys, s.gcs, protocol::query_control_metrics{}, s.timeout);
       page.add_source("control_store", c.has_value());
       if (c)
         page.add(*c);
-      auto t = ask<protocol::task_metrics>(
+      auto t = ask_within<protocol::task_metrics>(
           *s.sys, s.gcs, protocol::query_task_metrics{}, s.timeout);
       page.add_source("task_events", t.has_value());
       if (t)

@@ -64,11 +64,15 @@ std::string between(const std::string& text, const std::string& start,
   return j == std::string::npos ? "" : text.substr(i, j - i);
 }
 
-/// The metrics URL a `prism start` banner names ("  metrics:  URL").
-std::string metrics_in(const std::string& banner) {
-  auto url = between(banner, "metrics:", "\n");
+/// The URL a `prism start` banner names after `label` ("  metrics:  URL").
+std::string url_in(const std::string& banner, const char* label) {
+  auto url = between(banner, label, "\n");
   auto first = url.find_first_not_of(' ');
   return first == std::string::npos ? std::string{} : url.substr(first);
+}
+
+std::string metrics_in(const std::string& banner) {
+  return url_in(banner, "metrics:");
 }
 
 int decode(int status) {
@@ -161,6 +165,8 @@ struct process_cluster::impl {
   std::unordered_map<int, std::string> metrics;
   /// The head's, until its pid is known.
   std::string head_metrics;
+  /// The head's status page, as its banner said.
+  std::string status_page;
   bool attached = false;
 };
 
@@ -333,11 +339,15 @@ std::string process_cluster::start_head(const std::vector<std::string>& flags) {
   std::vector<std::string> args{"start", "--head"};
   if (std::find(flags.begin(), flags.end(), "--port") == flags.end())
     args.insert(args.end(), {"--port", "0"});
+  // Tests run side by side: never on the default port.
+  if (std::find(flags.begin(), flags.end(), "--dashboard-port") == flags.end())
+    args.insert(args.end(), {"--dashboard-port", "0"});
   auto all = with_cpus(flags, impl_->opts.cpus);
   args.insert(args.end(), all.begin(), all.end());
   auto r = run(args);
   auto address = between(r.out, "PRISM_ADDRESS=", "\n");
   impl_->head_metrics = metrics_in(r.out);
+  impl_->status_page = url_in(r.out, "status page:");
   if (r.status != 0 || address.empty())
     throw error(errc::internal, "the head did not start: status " +
                                     std::to_string(r.status) + ": " + r.out +
@@ -368,6 +378,10 @@ std::size_t process_cluster::add_node(const std::vector<std::string>& flags) {
   all.insert(all.end(), flags.begin(), flags.end());
   impl_->nodes.push_back(start_node(impl_->address, all));
   return impl_->nodes.size() - 1;
+}
+
+std::string process_cluster::status_page_url() const {
+  return impl_->status_page;
 }
 
 std::string process_cluster::metrics_url(std::size_t i) const {

@@ -144,19 +144,31 @@ std::size_t column_index(state::kind k, std::string_view key) {
 }
 
 bool state_filter::passes(std::string_view field) const noexcept {
+  if (contains)
+    return value.empty() ||
+           std::search(field.begin(), field.end(), value.begin(), value.end(),
+                       [](char x, char y) {
+                         return std::tolower(static_cast<unsigned char>(x)) ==
+                                std::tolower(static_cast<unsigned char>(y));
+                       }) != field.end();
   bool same = blind_case ? equal_blind(field, value) : field == value;
   return same == equal;
 }
 
 state_filter parse_filter(state::kind k, std::string_view text) {
   auto at = text.find('=');
-  if (at == std::string_view::npos || at == 0 || (at == 1 && text[0] == '!'))
+  if (at == std::string_view::npos || at == 0 ||
+      (at == 1 && (text[0] == '!' || text[0] == '~')))
     throw invalid_argument_error("filter '" + std::string{text} +
-                                 "' is not key=value or key!=value");
+                                 "' is not key=value, key!=value or "
+                                 "key~=part");
   state_filter f;
   auto key = text.substr(0, at);
   if (key.back() == '!') {
     f.equal = false;
+    key.remove_suffix(1);
+  } else if (key.back() == '~') {
+    f.contains = true;
     key.remove_suffix(1);
   }
   f.column = column_index(k, key);

@@ -88,6 +88,7 @@ const std::map<std::string, judgement>& table() {
       // Cluster mode.
       {"cluster_tasks_sync", against(remote_rtt)},
       {"cluster_tasks_async", against(remote_pipelined)},
+      {"status_page_cost_pct", cost()},
       {"cluster_actor_calls_sync", against(remote_rtt)},
       {"cluster_actor_calls_async", against(remote_pipelined)},
       {"cluster_tasks_sync_tls", against(remote_rtt)},

@@ -4,6 +4,8 @@
 // from this very program (main serves as a worker first).
 
 #include <algorithm>
+#include <arpa/inet.h>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -12,10 +14,12 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <netinet/in.h>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -201,6 +205,73 @@ double tasks_async(const run_options& opts) {
 
 /// The same work as `tasks_sync` and `tasks_async`, with every connection
 /// of the cluster mutual TLS.
+/// GETs `path` of the plain HTTP port at `url` ("http://127.0.0.1:PORT")
+/// and reads the answer to its end; false if it could not.
+bool http_get(const std::string& url, const std::string& path) {
+  auto port = std::stoi(url.substr(url.rfind(':') + 1));
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(static_cast<std::uint16_t>(port));
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&at), sizeof(at)) == 0;
+  auto request =
+      "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: " + "close\r\n\r\n";
+  ok = ok && ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0;
+  char buf[16384];
+  std::string head;
+  for (ssize_t n = 0; ok && (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;)
+    if (head.size() < 16)
+      head.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  return ok && head.rfind("HTTP/1.1 200", 0) == 0;
+}
+
+/// How much slower `cluster_tasks_async` runs while a status page is
+/// polled 10 times a second (its overview, the heaviest of its routes,
+/// and a page of actors), in percent: the median of 5 turns with and
+/// without, in alternating order.
+double status_page_cost_pct(const run_options& opts) {
+  auto url = running_cluster().cluster.status_page_url();
+  expect(!url.empty(), "the bench cluster's head opened no status page");
+  std::vector<double> with;
+  std::vector<double> without;
+  std::atomic<std::uint64_t> polls{0};
+  std::atomic<std::uint64_t> failed{0};
+  auto run = [&](bool polled) {
+    std::atomic<bool> done{false};
+    std::thread poller;
+    if (polled)
+      poller = std::thread{[&] {
+        auto next = clock::now();
+        for (std::uint64_t i = 0; !done; ++i) {
+          if (!http_get(url, i % 2 == 0 ? "/api/overview" : "/api/actors"))
+            ++failed;
+          ++polls;
+          next += 100ms;
+          std::this_thread::sleep_until(next);
+        }
+      }};
+    (polled ? with : without).push_back(tasks_async_on(false, opts));
+    done = true;
+    if (poller.joinable())
+      poller.join();
+  };
+  for (int i = 0; i < 5; ++i) {
+    run(i % 2 == 0);
+    run(i % 2 != 0);
+  }
+  expect(failed == 0, "a poll of the status page failed");
+  expect(polls > 0, "the status page was never polled");
+  auto median = [](std::vector<double>& xs) {
+    std::nth_element(xs.begin(), xs.begin() + xs.size() / 2, xs.end());
+    return xs[xs.size() / 2];
+  };
+  auto w = median(with);
+  auto wo = median(without);
+  return std::max(0.0, (wo - w) / wo * 100.0);
+}
+
 double tasks_sync_tls(const run_options& opts) {
   return tasks_sync_on(true, opts);
 }
@@ -497,6 +568,7 @@ std::vector<metric> cluster_metrics() {
   return {
       {"cluster_tasks_sync", "per_s", false, tasks_sync},
       {"cluster_tasks_async", "per_s", false, tasks_async},
+      {"status_page_cost_pct", "pct", false, status_page_cost_pct},
       {"cluster_actor_calls_sync", "per_s", false, actor_calls_sync},
       {"cluster_actor_calls_async", "per_s", false, actor_calls_async},
       {"cluster_actor_creation", "per_s", false, actor_creation_processes},

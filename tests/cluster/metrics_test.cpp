@@ -23,6 +23,7 @@
 #include <prism/testing.hpp>
 
 #include "http/http_server.hpp"
+#include "http_client.hpp"
 #include "prism_command.hpp"
 #include "raw_peer.hpp"
 
@@ -35,41 +36,6 @@ using prism::actors::http_server;
 using prism::actors::http_settings;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-/// "127.0.0.1:PORT" of "http://127.0.0.1:PORT/metrics".
-std::string address_of_url(const std::string& url) {
-  auto start = url.find("://") + 3;
-  return url.substr(start, url.find('/', start) - start);
-}
-
-/// Sends `request` on a new connection to `address`, ends its sending side,
-/// and returns what came back before the server closed (or 5 s passed).
-std::string http_exchange(const std::string& address,
-                          const std::string& request) {
-  int fd = connect_to(address);
-  if (fd < 0)
-    return {};
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  ::shutdown(fd, SHUT_WR);
-  auto heard = heard_from(fd, 5s);
-  ::close(fd);
-  return heard;
-}
-
-std::string get_request(const std::string& path,
-                        const std::string& headers = "") {
-  return "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
-         headers + "\r\n";
-}
-
-/// The body of a GET of `url` over plain HTTP.
-std::string get(const std::string& url, const std::string& headers = "") {
-  auto start = url.find('/', url.find("://") + 3);
-  auto reply = http_exchange(address_of_url(url),
-                             get_request(url.substr(start), headers));
-  auto body = reply.find("\r\n\r\n");
-  return body == std::string::npos ? reply : reply.substr(body + 4);
-}
 
 /// The whole answer to `request` over TLS, trusting `ca`; "" if the
 /// handshake failed.

@@ -135,8 +135,18 @@ BOOST_AUTO_TEST_CASE(a_state_matches_in_any_case_and_a_name_exactly) {
   BOOST_TEST(x.passes("a"));
 }
 
+BOOST_AUTO_TEST_CASE(a_part_matches_anywhere_in_any_case) {
+  auto f = internal::parse_filter(state::kind::actors, "class_name~=count");
+  BOOST_TEST(f.passes("Counter"));
+  BOOST_TEST(f.passes("word_COUNT"));
+  BOOST_TEST(!f.passes("Cache"));
+  BOOST_TEST(!f.passes("cou"));
+  auto any = internal::parse_filter(state::kind::actors, "name~=");
+  BOOST_TEST(any.passes(""));
+}
+
 BOOST_AUTO_TEST_CASE(a_malformed_filter_or_unknown_key_is_refused_by_name) {
-  for (const char* bad : {"state", "=ALIVE", "!=ALIVE", ""})
+  for (const char* bad : {"state", "=ALIVE", "!=ALIVE", "~=x", ""})
     BOOST_CHECK_THROW(internal::parse_filter(state::kind::actors, bad),
                       invalid_argument_error);
   try {

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <pthread.h>
 #include <sstream>
 #include <sys/wait.h>
@@ -32,6 +33,10 @@ namespace prism::tools {
 namespace {
 
 using actors::cluster_process;
+
+/// The status page's port when none is given (Ray's dashboard's, which
+/// users' firewalls and tunnels already know).
+constexpr int default_dashboard_port = 8265;
 
 /// What `prism start` was given.
 struct start_options {
@@ -75,6 +80,9 @@ struct start_options {
   int metrics_export_port = 0;
   /// Let the metrics port listen beyond loopback without TLS or the token.
   bool metrics_insecure = false;
+  /// Head: the status page's port: 0 picks a free one, -1 opens none; not
+  /// given: `default_dashboard_port`, or a free one if that is taken.
+  std::optional<int> dashboard_port;
   /// Whether --host was given (a node's default is the interface it
   /// reaches the head from).
   bool host_given = false;
@@ -140,6 +148,20 @@ cluster_process::options process_options(const start_options& o) {
   if (o.metrics_export_port >= 0)
     po.metrics_port = static_cast<std::uint16_t>(o.metrics_export_port);
   po.metrics_insecure = o.metrics_insecure;
+  po.dashboard_port = std::nullopt;
+  if (o.dashboard_port && !o.head)
+    throw invalid_argument_error("--dashboard-port is for the head only");
+  if (o.head) {
+    auto port = o.dashboard_port.value_or(default_dashboard_port);
+    if (port < -1 || port > 65535)
+      throw invalid_argument_error(
+          "--dashboard-port must be a port (0 picks a free one) or -1 "
+          "(none), not " +
+          std::to_string(port));
+    if (port >= 0)
+      po.dashboard_port = static_cast<std::uint16_t>(port);
+    po.dashboard_port_fallback = !o.dashboard_port.has_value();
+  }
   if (!o.autoscaler.empty()) {
     if (!o.head)
       throw invalid_argument_error("--autoscaler is for the head only");
@@ -177,6 +199,8 @@ std::string banner(const start_options& o, const cluster_process& p,
              "--token-file)\n";
     if (auto m = p.metrics_url(); !m.empty())
       out << "  metrics:  " << m << "\n";
+    if (auto page = p.status_page_url(); !page.empty())
+      out << "  status page: " << page << "\n";
     out << "  stop:     prism stop\n";
   } else {
     out << "Prism node " << p.node().hex().substr(0, 8)
@@ -407,6 +431,11 @@ void add_security_options(CLI::App& start, start_options& so) {
                   "(/metrics), on its host; 0 picks a free one, -1 opens "
                   "none")
       ->capture_default_str();
+  start.add_option("--dashboard-port", so.dashboard_port,
+                   "Head: the port of the status page, on its host; 0 picks "
+                   "a free one, -1 opens none (default: " +
+                       std::to_string(default_dashboard_port) +
+                       ", or a free one if that is taken)");
   start.add_flag("--metrics-insecure", so.metrics_insecure,
                  "Let the metrics port listen beyond loopback without TLS "
                  "and without the cluster token: anyone who reaches it reads "

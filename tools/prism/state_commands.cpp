@@ -195,8 +195,9 @@ void add_list(CLI::App& app, command_list& commands) {
       ->check(CLI::IsMember(kind_names));
   add_common_options(list, o->address, o->format);
   list->add_option("-f,--filter", o->filters,
-                   "key=value or key!=value; repeat for several, all of "
-                   "which must hold")
+                   "key=value, key!=value or key~=part (anywhere in the "
+                   "value, any case); repeat for several, all of which "
+                   "must hold")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   list->add_option("--limit", o->limit,

@@ -14,12 +14,12 @@
 #include <CLI/CLI.hpp>
 #include <caf/all.hpp>
 
-#include "autoscaler/autoscaler_service.hpp"
 #include "commands.hpp"
 #include "head_connection.hpp"
 #include "join/cluster_token.hpp"
 #include "join/head_link.hpp"
 #include "net/network.hpp"
+#include "observe/cluster_status.hpp"
 #include "prism/error.hpp"
 #include "protocol/kv.hpp"
 #include "protocol/raylet_gcs.hpp"
@@ -64,67 +64,11 @@ std::string usage(const internal::resource_set& total,
 /// Prints each demand shape once with how many ask for it.
 void print_demands(std::ostream& out, const std::string& what,
                    const std::vector<internal::resource_set>& shapes) {
-  std::map<std::string, std::size_t> counted;
-  for (const auto& s : shapes)
-    ++counted[s.to_string()];
-  for (const auto& [shape, n] : counted)
+  for (const auto& [shape, n] : actors::count_shapes(shapes))
     out << "  {" << shape << "} x " << n << " " << what << "\n";
 }
 
-struct status_report {
-  std::vector<protocol::node_info> nodes;
-  std::map<node_id, protocol::node_resources> resources;
-  protocol::cluster_summary summary;
-  /// The autoscaler's status as its last pass wrote it; empty without one.
-  std::string autoscaler;
-};
-
-status_report collect(caf::actor_system& sys, const caf::actor& gcs) {
-  status_report r;
-  std::string failure;
-  caf::scoped_actor self{sys};
-  auto fail = [&](caf::error& err) { failure = sys.render(err); };
-  self->request(gcs, ask_timeout, protocol::list_nodes{})
-      .receive(
-          [&](std::vector<protocol::node_info>& nodes) {
-            r.nodes = std::move(nodes);
-          },
-          fail);
-  self->request(gcs, ask_timeout, protocol::query_summary{})
-      .receive([&](protocol::cluster_summary& s) { r.summary = std::move(s); },
-               fail);
-  self->request(gcs, ask_timeout,
-                protocol::kv_get{actors::autoscaler_namespace,
-                                 actors::autoscaler_status_key})
-      .receive(
-          [&](protocol::kv_value& v) {
-            if (v.found)
-              r.autoscaler = std::move(v.value);
-          },
-          fail);
-  std::stable_sort(
-      r.nodes.begin(), r.nodes.end(),
-      [](const auto& a, const auto& b) { return a.alive > b.alive; });
-  if (!failure.empty())
-    throw gcs_unavailable_error("the control store does not answer: " +
-                                failure);
-  // All at once: a node that froze costs its timeout once, not per node.
-  std::vector<std::future<std::optional<protocol::node_resources>>> asked;
-  for (auto& n : r.nodes)
-    if (n.alive)
-      asked.push_back(std::async(std::launch::async, [&sys, raylet = n.raylet] {
-        std::optional<protocol::node_resources> result;
-        caf::scoped_actor asker{sys};
-        asker->request(raylet, node_timeout, protocol::query_resources{})
-            .receive([&](protocol::node_resources& nr) { result = nr; },
-                     [](caf::error&) {});
-        return result;
-      }));
-  for (auto& a : asked)
-    if (auto nr = a.get())
-      r.resources[nr->node] = std::move(*nr);
-  return r;
-}
+using status_report = actors::cluster_status;
 
 void print_nodes(std::ostream& out, const status_report& r) {
   auto alive = std::count_if(r.nodes.begin(), r.nodes.end(),
@@ -179,11 +123,14 @@ void print_summary(std::ostream& out, const status_report& r) {
 int status_command(std::string address, std::ostream& out) {
   try {
     head_connection head{std::move(address), "status"};
-    auto report = collect(head.system(), head.gcs());
+    auto report = actors::collect_cluster_status(head.system(), head.gcs(),
+                                                 ask_timeout, node_timeout);
     out << "Cluster at " << head.where().host << ":" << head.where().port
         << "\n";
     print_nodes(out, report);
     print_summary(out, report);
+    if (!report.status_page.empty())
+      out << "Status page: " << report.status_page << "\n";
     if (!report.autoscaler.empty())
       out << "\n" << report.autoscaler;
     out << std::flush;

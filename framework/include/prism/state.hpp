@@ -63,9 +63,10 @@ struct entry {
 };
 
 struct list_options {
-  /// Each "key=value" or "key!=value"; an entry is listed if it passes
-  /// every one. Values are compared exactly, except a state's, whose case
-  /// does not matter ("state=alive").
+  /// Each "key=value", "key!=value" or "key~=part"; an entry is listed if
+  /// it passes every one. Values are compared exactly, except a state's,
+  /// whose case does not matter ("state=alive"); "~=" wants `part` anywhere
+  /// in the value, in any case ("class_name~=count").
   std::vector<std::string> filters;
   /// At most this many entries (0: as many as match).
   std::size_t limit = 100;

@@ -243,6 +243,10 @@ public:
   /// "http://127.0.0.1:PORT/metrics"; empty if it opened no metrics port.
   std::string metrics_url(std::size_t i) const;
 
+  /// Where the head serves its status page, "http://127.0.0.1:PORT"; a
+  /// free port, since tests run side by side.
+  std::string status_page_url() const;
+
   /// Signals node `i`'s process (not the head's): SIGKILL, SIGSTOP,
   /// SIGCONT.
   void kill_node(std::size_t i);

@@ -51,18 +51,20 @@ state::entry whole_entry(state::kind k, Field&& field) {
 }
 
 /// One parsed filter: the column it reads, and the value it wants there
-/// (`equal`) or anywhere but there.
+/// (`equal`) or anywhere but there; or, with `contains`, a part of the
+/// value it wants there, in any case.
 struct state_filter {
   std::size_t column = 0;
   bool equal = true;
   std::string value;
   bool blind_case = false;
+  bool contains = false;
 
   bool passes(std::string_view field) const noexcept;
 };
 
-/// Parses "key=value" or "key!=value" against the keys of `k`. Throws
-/// `invalid_argument_error` saying what is wrong.
+/// Parses "key=value", "key!=value" or "key~=part" against the keys of `k`.
+/// Throws `invalid_argument_error` saying what is wrong.
 state_filter parse_filter(state::kind k, std::string_view text);
 
 /// Gathers one page of a list: counts every entry offered, keeps those that

@@ -1,0 +1,294 @@
+// The head's status page: its JSON against the cluster's own lists, the
+// hostile queries it refuses, and the page itself in a real browser
+// (Debian's chromium, driven by python3-selenium).
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <set>
+#include <sys/wait.h>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+#include <prism/prism.hpp>
+#include <prism/testing.hpp>
+
+#include "http_client.hpp"
+#include "prism_command.hpp"
+
+namespace status_page_test {
+
+using namespace prism::cluster_test;
+using namespace std::chrono_literals;
+using json = nlohmann::json;
+namespace fs = std::filesystem;
+
+struct page_counter {
+  static page_counter* create() {
+    return new page_counter;
+  }
+  int bump() {
+    return ++n;
+  }
+  int n = 0;
+};
+
+struct page_cache {
+  static page_cache* create() {
+    return new page_cache;
+  }
+  int size() {
+    return 0;
+  }
+};
+
+/// Prints "tick N" every 100 ms, `n` times: a job whose output grows while
+/// the page follows it.
+int page_ticker(int n) {
+  for (int i = 1; i <= n && !prism::is_cancelled(); ++i) {
+    std::cout << "page tick " << i << std::endl;
+    std::this_thread::sleep_for(100ms);
+  }
+  return n;
+}
+
+int page_fails(int) {
+  throw std::runtime_error("the page test's task fails on purpose");
+}
+
+PRISM_REMOTE(page_counter::create, &page_counter::bump);
+PRISM_REMOTE(page_cache::create, &page_cache::size);
+PRISM_REMOTE(page_ticker);
+PRISM_REMOTE(page_fails);
+
+json get_json(const std::string& url, int want_status = 200) {
+  auto a = get_answer(url);
+  BOOST_REQUIRE_MESSAGE(a.status == want_status,
+                        url << " answered " << a.status << ": " << a.body);
+  return json::parse(a.body);
+}
+
+/// A cluster of a head and a node with `counters` named counters (some
+/// killed) and `caches` caches, a finished and a failed task.
+struct populated {
+  static process_cluster::options cluster_options() {
+    auto o = attached_cluster(1);
+    o.cpus = 4;
+    o.driver.task_events = true;
+    return o;
+  }
+
+  explicit populated(int counters, int caches, int killed)
+      : cluster{cluster_options()} {
+    for (int i = 0; i < counters; ++i) {
+      auto h = prism::actor(page_counter::create)
+                   .name("counter-" + std::to_string(i))
+                   .remote();
+      counter_ids.push_back(h.id());
+      handles.push_back(h);
+    }
+    for (int i = 0; i < caches; ++i)
+      caches_.push_back(prism::actor(page_cache::create).remote());
+    for (auto& h : handles)
+      prism::get(h.task(&page_counter::bump).remote(), 60s);
+    for (int i = 0; i < killed; ++i)
+      prism::kill(handles[static_cast<std::size_t>(i)]);
+    BOOST_CHECK_THROW(prism::get(prism::task(page_fails).remote(1), 60s),
+                      prism::error);
+    url = cluster.status_page_url();
+    BOOST_REQUIRE(!url.empty());
+  }
+
+  process_cluster cluster;
+  std::string url;
+  std::vector<prism::actor_id> counter_ids;
+  std::vector<prism::actor_handle<page_counter>> handles;
+  std::vector<prism::actor_handle<page_cache>> caches_;
+};
+
+std::uint64_t alive_actors() {
+  prism::state::list_options o;
+  o.filters = {"state=ALIVE"};
+  o.limit = 1;
+  return prism::state::list(prism::state::kind::actors, o).matched;
+}
+
+BOOST_AUTO_TEST_SUITE(status_page)
+
+BOOST_AUTO_TEST_CASE(its_json_matches_the_clusters_lists) {
+  populated p{120, 30, 5};
+  BOOST_TEST(p.url.rfind("http://127.0.0.1:", 0) == 0u);
+  // The banner's address is the one `prism status` prints.
+  auto status = p.cluster.run({"status", "--address", p.cluster.address()});
+  BOOST_TEST(contains(status.out, "Status page: " + p.url), status.out);
+
+  BOOST_REQUIRE(eventually(20s, [&] {
+    auto o = get_json(p.url + "/api/overview");
+    // Task events reach the control store within a second or so.
+    return o["actors"]["alive"] == alive_actors() &&
+           o["tasks"].value("FAILED", 0) >= 1;
+  }));
+  auto o = get_json(p.url + "/api/overview");
+  BOOST_TEST(o["nodes"].size() == 2u);
+  for (const auto& n : o["nodes"]) {
+    BOOST_TEST(n["alive"].get<bool>());
+    BOOST_TEST(n["answered"].get<bool>());
+    bool has_cpu = false;
+    for (const auto& r : n["resources"])
+      has_cpu = has_cpu || (r["name"] == "CPU" && r["total"] == 4.0);
+    BOOST_TEST(has_cpu, n.dump());
+  }
+  BOOST_TEST(o["actors"]["alive"] == 145u);
+  BOOST_TEST(o["actors"]["dead"] == 5u);
+  BOOST_TEST(o["jobs"].size() == 1u);
+  bool failure_named = false;
+  for (const auto& f : o["failures"])
+    failure_named = failure_named ||
+                    (f["name"] == "page_fails" &&
+                     contains(f["cause"].get<std::string>(), "on purpose"));
+  BOOST_TEST(failure_named, o["failures"].dump());
+  // Actors killed on request are no failures.
+  BOOST_TEST(o["failures_total"] == 1u, o["failures"].dump());
+
+  // Search: a part of the class name, in any case; paged by cursor.
+  auto first = get_json(p.url + "/api/actors?key=class_name&q=COUNTER");
+  BOOST_TEST(first["matched"] == 120u);
+  BOOST_TEST(first["total"] == 150u);
+  BOOST_TEST(first["entries"].size() == 100u);
+  auto cursor = first["next_cursor"].get<std::string>();
+  BOOST_REQUIRE(!cursor.empty());
+  auto second =
+      get_json(p.url + "/api/actors?key=class_name&q=COUNTER&cursor=" + cursor);
+  BOOST_TEST(second["entries"].size() == 20u);
+  BOOST_TEST(second["next_cursor"] == "");
+  std::set<std::string> seen;
+  for (const auto* page : {&first, &second})
+    for (const auto& e : (*page)["entries"]) {
+      BOOST_TEST(contains(e["class_name"].get<std::string>(), "counter"));
+      seen.insert(e["actor_id"].get<std::string>());
+    }
+  BOOST_TEST(seen.size() == 120u);
+  auto dead = get_json(p.url + "/api/actors?q=counter&state=DEAD");
+  BOOST_TEST(dead["matched"] == 5u);
+  auto by_name = get_json(p.url + "/api/actors?key=name&q=counter-11");
+  BOOST_TEST(by_name["matched"] == 11u); // counter-11 and counter-110..119
+
+  // Jobs: the driver's job with its tasks by state.
+  auto jobs = get_json(p.url + "/api/jobs");
+  BOOST_REQUIRE(jobs["jobs"].size() == 1u);
+  auto tasks = jobs["jobs"][0]["tasks"];
+  BOOST_TEST(tasks.value("FAILED", 0) >= 1, tasks.dump());
+  BOOST_TEST(jobs["submitted"].size() == 0u);
+
+  // The history's first sample is taken as the page opens.
+  auto history = get_json(p.url + "/api/history");
+  BOOST_TEST(history["samples"].size() >= 1u);
+  BOOST_TEST(history["columns"][0] == "unix_ms");
+
+  // The files, with a policy that keeps the page to its own origin.
+  auto page = get_answer(p.url + "/");
+  BOOST_TEST(page.status == 200);
+  BOOST_TEST(contains(page.body, "<script src=\"/app.js\">"));
+  BOOST_TEST(get_answer(p.url + "/app.js").status == 200);
+  BOOST_TEST(get_answer(p.url + "/app.css").status == 200);
+}
+
+BOOST_AUTO_TEST_CASE(hostile_queries_are_refused_and_the_head_stays_up) {
+  populated p{5, 0, 0};
+  // Refusals that name what is wrong, never a 500.
+  auto bad_key = get_answer(p.url + "/api/actors?key=colour&q=x");
+  BOOST_TEST(bad_key.status == 400);
+  BOOST_TEST(contains(bad_key.body, "colour"));
+  BOOST_TEST(get_answer(p.url + "/api/actors?limit=lots").status == 400);
+  BOOST_TEST(get_answer(p.url + "/api/worker_logs").status == 400);
+  BOOST_TEST(get_answer(p.url + "/api/job_output?id=job-nothing").status ==
+             404);
+  // A limit past the most is cut to it.
+  auto big = get_json(p.url + "/api/actors?limit=100000000");
+  BOOST_TEST(big["entries"].size() == 5u);
+  // Fuzzed parameters: every answer is 200, 400 or 404.
+  std::mt19937_64 rng{std::random_device{}()};
+  auto seed = rng();
+  rng.seed(seed);
+  int inputs = 200;
+  if (const char* n = std::getenv("PRISM_FUZZ_INPUTS"))
+    inputs = std::atoi(n);
+  BOOST_TEST_MESSAGE("seed " << seed << ", " << inputs << " inputs");
+  const std::vector<std::string> routes = {
+      "/api/overview",    "/api/actors",  "/api/jobs", "/api/job_output",
+      "/api/worker_logs", "/api/history", "/",         "/app.js"};
+  const std::vector<std::string> names = {"key",   "q",   "state", "cursor",
+                                          "limit", "job", "id",    "offset",
+                                          "err",   "zz"};
+  auto junk = [&] {
+    std::string s;
+    for (auto n = rng() % 40; n > 0; --n) {
+      auto c = static_cast<char>(rng() % 95 + 32);
+      s += c == ' ' ? std::string{"%20"} : std::string(1, c);
+    }
+    if (rng() % 4 == 0)
+      s += "%" + std::to_string(rng() % 100) + "%00%ff";
+    return s;
+  };
+  std::map<int, int> statuses;
+  for (int i = 0; i < inputs; ++i) {
+    auto path = routes[rng() % routes.size()] + "?";
+    for (auto n = rng() % 4; n > 0; --n)
+      path += names[rng() % names.size()] + "=" + junk() + "&";
+    auto a = get_answer(p.url + path);
+    ++statuses[a.status];
+    BOOST_TEST((a.status == 200 || a.status == 400 || a.status == 404),
+               path << " answered " << a.status << ": " << a.body);
+  }
+  for (const auto& [status, n] : statuses)
+    BOOST_TEST_MESSAGE(n << " answered " << status);
+  BOOST_TEST(get_json(p.url + "/api/overview")["nodes"].size() == 2u);
+}
+
+/// Runs the browser's script; returns its exit status, with what it said
+/// in `said`.
+int run_browser(const std::vector<std::string>& args, std::string& said) {
+  std::string command =
+      "/usr/bin/python3 " PRISM_SOURCE_DIR "/tests/browser/status_page.py";
+  for (const auto& a : args)
+    command += " '" + a + "'";
+  command += " 2>&1";
+  FILE* out = ::popen(command.c_str(), "r");
+  BOOST_REQUIRE(out != nullptr);
+  char buf[4096];
+  while (auto n = std::fread(buf, 1, sizeof(buf), out))
+    said.append(buf, n);
+  int status = ::pclose(out);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
+  populated p{150, 10, 3};
+  // A job whose output grows while the page follows it.
+  auto ticks = prism::task(page_ticker).remote(300);
+  BOOST_REQUIRE(eventually(20s, [&] {
+    return get_json(p.url + "/api/overview")["actors"]["alive"] ==
+           alive_actors();
+  }));
+  auto job = prism::state::list(prism::state::kind::jobs).entries.at(0);
+  auto artifacts = fs::path{PRISM_ARTIFACTS_DIR} / "status_page";
+  fs::create_directories(artifacts);
+  std::string said;
+  int status = run_browser({"--url", p.url, "--nodes", "2", "--actors-alive",
+                            std::to_string(alive_actors()), "--jobs", "1",
+                            "--search", "Count", "--search-matches", "150",
+                            "--job", job["job_id"], "--follow", "page tick",
+                            "--screenshots", artifacts.string()},
+                           said);
+  BOOST_TEST_MESSAGE(said);
+  BOOST_TEST(status == 0, said);
+  BOOST_TEST(fs::exists(artifacts / "overview.png"));
+  prism::cancel(ticks);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+} // namespace status_page_test
