@@ -14,10 +14,12 @@
 #include "observe/cluster_status.hpp"
 #include "observe/status_history.hpp"
 #include "prism/error.hpp"
+#include "protocol/kv.hpp"
 #include "protocol/metrics.hpp"
 #include "protocol/output.hpp"
 #include "protocol/state.hpp"
 #include "protocol/submitted_jobs.hpp"
+#include "supervisor/supervisor.hpp"
 
 namespace prism::actors {
 
@@ -35,6 +37,8 @@ constexpr std::uint64_t output_piece_bytes = 64 * 1024;
 /// Lines of each worker file, and bytes of all files, in one answer.
 constexpr std::uint32_t worker_tail_lines = 200;
 constexpr std::size_t worker_log_bytes = 512 * 1024;
+/// Supervision trees in one answer.
+constexpr std::size_t max_trees = 200;
 
 http_reply json_reply(const json& body) {
   http_reply r;
@@ -350,6 +354,34 @@ http_reply worker_logs(const status_page_sources& s, const http_request& req) {
                      {"nodes_unanswered", std::move(unanswered)}});
 }
 
+/// The supervision trees their processes published (supervisor/tree.cpp),
+/// each with whether its job still runs: a process that died without
+/// stopping its tree leaves its last description behind.
+http_reply trees_page(const status_page_sources& s) {
+  auto keys = ask_or_throw<std::vector<std::string>>(
+      s, protocol::kv_keys{supervision_namespace, ""}, "the trees");
+  std::map<std::string, std::string> job_state;
+  for (const auto& j : list(s, state::kind::jobs, {}, 0).entries)
+    job_state[j["job_id"]] = j["state"];
+  json trees = json::array();
+  for (const auto& key : keys) {
+    if (trees.size() == max_trees)
+      break;
+    auto v = ask_or_throw<protocol::kv_value>(
+        s, protocol::kv_get{supervision_namespace, key}, "a tree");
+    if (!v.found)
+      continue; // stopped meanwhile
+    auto tree = json::parse(v.value, nullptr, false);
+    if (!tree.is_object())
+      continue;
+    auto job = std::to_string(tree.value("job", 0));
+    auto st = job_state.find(job);
+    tree["job_state"] = st == job_state.end() ? "UNKNOWN" : st->second;
+    trees.push_back(std::move(tree));
+  }
+  return json_reply({{"trees", std::move(trees)}, {"total", keys.size()}});
+}
+
 http_reply history_page(const status_page_sources& s) {
   json samples = json::array();
   if (s.history)
@@ -477,6 +509,8 @@ void add_status_page_routes(std::map<std::string, http_route>& routes,
       cache, [s](const http_request& req) { return job_output(s, req); });
   routes["/api/worker_logs"] = json_route(
       cache, [s](const http_request& req) { return worker_logs(s, req); });
+  routes["/api/trees"] =
+      json_route(cache, [s](const http_request&) { return trees_page(s); });
   routes["/api/history"] =
       json_route(cache, [s](const http_request&) { return history_page(s); });
 }

@@ -13,6 +13,8 @@
 //   /api/jobs          jobs with their tasks by state, and submitted jobs
 //   /api/job_output    a submitted job's driver output: ?id=&err=&offset=
 //   /api/worker_logs   the last lines of a job's worker processes: ?job=
+//   /api/trees         the supervision trees, as their processes publish
+//                      them (supervisor/tree.cpp)
 //   /api/history       the last hour's samples (status_history.hpp)
 
 #include <chrono>

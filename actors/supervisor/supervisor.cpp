@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include <caf/all.hpp>
+#include <nlohmann/json.hpp>
 
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
@@ -385,6 +386,58 @@ caf::result<void> on_delete(supervisor_actor* self,
 }
 
 // The time of a delayed start came.
+/// How long a nested supervisor may take to describe its tree.
+constexpr auto describe_timeout = std::chrono::seconds{2};
+
+caf::result<std::string> on_describe(supervisor_actor* self) {
+  using nlohmann::json;
+  auto& st = self->state;
+  struct gathering {
+    json tree;
+    std::size_t waiting = 0;
+    caf::response_promise promise;
+  };
+  auto g = std::make_shared<gathering>();
+  const auto& flags = st.core->flags();
+  g->tree = {{"strategy", to_string(flags.strategy)},
+             {"intensity", flags.intensity},
+             {"period_ms", flags.period.count()},
+             {"mailbox", self->mailbox().size()},
+             {"children", json::array()}};
+  std::vector<std::pair<std::size_t, caf::actor>> nested;
+  for (const auto& c : st.core->which_children()) {
+    const auto* def = definition_of(self, c.id);
+    bool is_supervisor = def != nullptr && def->supervisor;
+    g->tree["children"].push_back({{"id", c.id},
+                                   {"supervisor", is_supervisor},
+                                   {"running", c.running},
+                                   {"restart", to_string(c.restart)},
+                                   {"restarts", c.restarts}});
+    auto live = st.live->find(c.id);
+    if (is_supervisor && c.running && live != st.live->end())
+      nested.emplace_back(g->tree["children"].size() - 1, live->second);
+  }
+  if (nested.empty())
+    return g->tree.dump();
+  g->waiting = nested.size();
+  g->promise = self->make_response_promise();
+  for (auto& [at, handle] : nested) {
+    auto one_done = [g] {
+      if (--g->waiting == 0)
+        g->promise.deliver(g->tree.dump());
+    };
+    self->request(handle, describe_timeout, describe_tree_atom::value)
+        .then(
+            [g, at = at, one_done](std::string& sub) {
+              g->tree["children"][at]["tree"] =
+                  json::parse(sub, nullptr, false);
+              one_done();
+            },
+            [one_done](caf::error&) { one_done(); });
+  }
+  return caf::delegated<std::string>{};
+}
+
 void on_wake(supervisor_actor* self) {
   auto& st = self->state;
   if (st.wake_at && *st.wake_at <= now(self))
@@ -431,6 +484,7 @@ caf::behavior supervisor(supervisor_actor* self, supervision_core core,
         return await_child(self, status, req.id, self->state.stop_waiters);
       },
       [self](protocol::await_started) { return on_await_started(self); },
+      [self](describe_tree_atom) { return on_describe(self); },
       [self](protocol::delete_child& req) { return on_delete(self, req); },
       [self](stop_timeout_atom, const std::string& id, std::uint64_t attempt) {
         on_stop_timeout(self, id, attempt);

@@ -8,6 +8,7 @@
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
+#include <caf/atom.hpp>
 
 #include "prism/supervision.hpp"
 
@@ -37,7 +38,24 @@ struct child_definition {
   /// start (the child is killed). If empty, the child counts as started as
   /// soon as `start` returned it.
   std::optional<std::chrono::milliseconds> start_timeout;
+  /// The child is a supervisor itself: `describe_tree_atom` asks it on.
+  bool supervisor = false;
 };
+
+/// anyone in the supervisor's process -> supervisor: describe the tree
+/// under you. Answered with JSON text: {"strategy", "intensity",
+/// "period_ms", "mailbox" (messages waiting for the supervisor), "children":
+/// [{"id", "supervisor", "running", "restart", "restarts", and for a
+/// supervisor child "tree": the same of its tree}]}, children in start
+/// order. A nested supervisor that does not answer within 2 s is left
+/// without its "tree". The status page shows it (supervisor/tree.cpp
+/// publishes it).
+using describe_tree_atom = caf::atom_constant<caf::atom("desctree")>;
+
+/// Where each running tree's description is kept in the key-value table,
+/// by a key of its own, for the status page: JSON with "key", "job",
+/// "namespace", "pid", "started_ms", "updated_ms" and "tree" (above).
+inline constexpr const char* supervision_namespace = "prism.supervision";
 
 /// Spawns a supervisor that starts `children` in order, each once the one
 /// before has started (see `child_definition::start_timeout`), and keeps them

@@ -6,7 +6,15 @@
 
 #include "prism/api.hpp"
 
+#include <chrono>
+#include <unistd.h>
+
 #include <caf/all.hpp>
+#include <nlohmann/json.hpp>
+
+#include "common/default_handlers.hpp"
+#include "common/log.hpp"
+#include "protocol/kv.hpp"
 
 #include "owner/owner_client.hpp"
 #include "protocol/supervisor.hpp"
@@ -48,6 +56,7 @@ actors::child_definition definition_of(const child_spec& c,
           children.back().start_timeout.value_or(std::chrono::milliseconds{0});
     }
     def.start_timeout = timeout;
+    def.supervisor = true;
     def.start = [flags = c.nested_flags,
                  children = std::move(children)](caf::actor_system& sys) {
       return actors::spawn_supervisor(sys, flags, children);
@@ -75,11 +84,78 @@ actors::child_definition definition_of(const child_spec& c,
   return def;
 }
 
+using tick_atom = caf::atom_constant<caf::atom("treetick")>;
+
+/// How often a tree's description is read, and published if it changed.
+constexpr auto report_interval = std::chrono::seconds{1};
+/// How long the control store may take to take one.
+constexpr auto report_timeout = std::chrono::seconds{5};
+
+struct reporter_state {
+  static inline const char* name = "supervision_reporter";
+  std::string last;
+  bool writing = false;
+};
+
+/// Publishes the description of the tree under `root` in the key-value
+/// table (namespace `actors::supervision_namespace`, key `key`) for the
+/// status page: at once, then whenever it changed, at most once a
+/// `report_interval`. Once the root is down it removes the key and ends.
+caf::behavior supervision_reporter(caf::stateful_actor<reporter_state>* self,
+                                   caf::actor root, caf::actor gcs,
+                                   std::string key, nlohmann::json about) {
+  auto log = actors::component_logger("supervisor");
+  actors::install_default_handlers(self, log);
+  self->monitor(root);
+  actors::set_checked_down_handler(self, [self, gcs, key](caf::down_msg&) {
+    self->request(gcs, report_timeout,
+                  protocol::kv_del{actors::supervision_namespace, key, {}})
+        .then([self](bool) { self->quit(); },
+              [self](caf::error&) { self->quit(); });
+  });
+  self->send(self, tick_atom::value);
+  return {
+      [=](tick_atom) {
+        self->delayed_send(self, report_interval, tick_atom::value);
+        if (self->state.writing)
+          return;
+        self->request(root, report_interval, actors::describe_tree_atom::value)
+            .then(
+                [=](std::string& tree) {
+                  if (tree == self->state.last)
+                    return;
+                  auto doc = about;
+                  doc["tree"] = nlohmann::json::parse(tree, nullptr, false);
+                  doc["updated_ms"] =
+                      std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+                  self->state.writing = true;
+                  self->request(gcs, report_timeout,
+                                protocol::kv_put{actors::supervision_namespace,
+                                                 key,
+                                                 doc.dump(),
+                                                 true,
+                                                 {}})
+                      .then(
+                          [=](bool) {
+                            self->state.writing = false;
+                            self->state.last = tree;
+                          },
+                          [=](caf::error&) { self->state.writing = false; });
+                },
+                [](caf::error&) {});
+      },
+  };
+}
+
 } // namespace
 
 struct supervisor::impl {
   caf::actor_system* sys = nullptr;
   caf::actor root;
+  /// Publishes the tree for the status page; ends once the root is down.
+  caf::actor reporter;
 };
 
 supervisor supervisor::start(supervisor_flags flags,
@@ -96,6 +172,17 @@ supervisor supervisor::start(supervisor_flags flags,
   auto p = std::make_shared<impl>();
   p->sys = &client.system();
   p->root = actors::spawn_supervisor(client.system(), flags, std::move(defs));
+  auto key = unique_id::random().hex();
+  nlohmann::json about{
+      {"key", key},
+      {"job", env.job.value},
+      {"namespace", env.ns},
+      {"pid", ::getpid()},
+      {"started_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count()}};
+  p->reporter = client.system().spawn(supervision_reporter, p->root, env.gcs,
+                                      std::move(key), std::move(about));
   return supervisor{std::move(p)};
 }
 
@@ -158,10 +245,18 @@ void supervisor::stop() {
     return;
   caf::scoped_actor self{*impl_->sys};
   self->monitor(impl_->root);
+  if (impl_->reporter)
+    self->monitor(impl_->reporter);
   self->send_exit(impl_->root, caf::exit_reason::user_shutdown);
   self->receive([](const caf::down_msg&) {},
                 caf::after(std::chrono::seconds{60}) >> [] {});
+  // The reporter removes the tree's entry once the root is down.
+  if (impl_->reporter)
+    self->receive([](const caf::down_msg&) {},
+                  caf::after(report_timeout + std::chrono::seconds{1}) >>
+                      [] {});
   impl_->root = nullptr;
+  impl_->reporter = nullptr;
 }
 
 } // namespace prism

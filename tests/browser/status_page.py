@@ -131,6 +131,18 @@ def check(args, driver):
     print("followed the job's output from line", first, "to", newest(driver))
     shot(driver, args.screenshots, "job")
 
+    # Supervision trees: the nested child, running.
+    driver.get(args.url + "/#/trees")
+
+    def child_running(d):
+        for r in rows(d, ".tree-table"):
+            cells = [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+            if cells and cells[0].strip() == args.tree_child:
+                return cells[2] == "RUNNING"
+        return False
+    wait_for(driver, "the tree's child " + args.tree_child, child_running)
+    shot(driver, args.screenshots, "trees")
+
     # Charts of the last hour.
     driver.get(args.url + "/#/charts")
     wait_for(driver, "four charts", lambda d: len(
@@ -153,6 +165,8 @@ def main():
     p.add_argument("--job", required=True)
     p.add_argument("--follow", required=True,
                    help="a line the job prints, followed by a count")
+    p.add_argument("--tree-child", required=True,
+                   help="a child of a supervision tree that runs")
     p.add_argument("--screenshots", required=True)
     args = p.parse_args()
     os.makedirs(args.screenshots, exist_ok=True)

@@ -248,6 +248,83 @@ BOOST_AUTO_TEST_CASE(hostile_queries_are_refused_and_the_head_stays_up) {
   BOOST_TEST(get_json(p.url + "/api/overview")["nodes"].size() == 2u);
 }
 
+/// The child `id` anywhere in a tree's description; null if none.
+json child_named(const json& tree, const std::string& id) {
+  for (const auto& c : tree.value("children", json::array())) {
+    if (c["id"] == id)
+      return c;
+    if (c.contains("tree"))
+      if (auto found = child_named(c["tree"], id); !found.is_null())
+        return found;
+  }
+  return nullptr;
+}
+
+/// A tree of a counter and a pool of one cache: one_for_one over
+/// one_for_all.
+prism::supervisor start_tree() {
+  prism::supervisor_flags outer;
+  outer.intensity = 5;
+  prism::supervisor_flags inner;
+  inner.strategy = prism::restart_strategy::one_for_all;
+  inner.intensity = 3;
+  return prism::supervisor::start(
+      outer, {prism::child_spec::actor("page-db", page_counter::create),
+              prism::child_spec::supervisor(
+                  "page-pool", inner,
+                  {prism::child_spec::actor("page-w1", page_cache::create)})});
+}
+
+BOOST_AUTO_TEST_CASE(supervision_trees_show_their_children) {
+  populated p{2, 0, 0};
+  auto tree = start_tree();
+  auto the_tree = [&] {
+    auto t = get_json(p.url + "/api/trees");
+    return t["trees"].size() == 1u ? t["trees"][0] : json{};
+  };
+  auto child = [&](const std::string& id) {
+    auto t = the_tree();
+    return t.is_null() ? json{} : child_named(t["tree"], id);
+  };
+  BOOST_REQUIRE(eventually(20s, [&] {
+    auto w = child("page-w1");
+    return !w.is_null() && w["running"] == true;
+  }));
+  auto t = the_tree();
+  BOOST_TEST(t["job_state"] == "RUNNING");
+  BOOST_TEST(t["tree"]["strategy"] == "one_for_one");
+  BOOST_TEST(t["tree"]["mailbox"].is_number());
+  auto pool = child("page-pool");
+  BOOST_TEST(pool["supervisor"] == true);
+  BOOST_TEST(pool["tree"]["strategy"] == "one_for_all");
+  BOOST_TEST(child("page-db")["restarts"] == 0);
+
+  // A child that dies is restarted, and the page says so.
+  BOOST_REQUIRE(
+      eventually(20s, [&] { return child("page-db")["running"] == true; }));
+  auto db = prism::get_actor<page_counter>("page-db");
+  BOOST_REQUIRE(db.has_value());
+  prism::kill(*db);
+  BOOST_REQUIRE(eventually(20s, [&] {
+    auto c = child("page-db");
+    return !c.is_null() && c["restarts"] == 1 && c["running"] == true;
+  }));
+
+  // A stopped tree leaves the page (once its last answer is a second old).
+  tree.stop();
+  BOOST_TEST(eventually(5s, [&] {
+    return get_json(p.url + "/api/trees")["trees"].size() == 0u;
+  }));
+}
+
+/// The actors whose class name holds "count", in any case.
+std::uint64_t counters_matched() {
+  prism::state::list_options o;
+  o.filters = {"class_name~=count"};
+  o.limit = 1;
+  return prism::state::list(prism::state::kind::actors, o).matched;
+}
+
 /// Runs the browser's script; returns its exit status, with what it said
 /// in `said`.
 int run_browser(const std::vector<std::string>& args, std::string& said) {
@@ -267,6 +344,13 @@ int run_browser(const std::vector<std::string>& args, std::string& said) {
 
 BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
   populated p{150, 10, 3};
+  auto tree = start_tree();
+  // Its children count among the actors once they run.
+  BOOST_REQUIRE(eventually(30s, [&] {
+    auto xs = tree.which_children();
+    return std::all_of(xs.begin(), xs.end(),
+                       [](const prism::child_info& x) { return x.running; });
+  }));
   // A job whose output grows while the page follows it.
   auto ticks = prism::task(page_ticker).remote(300);
   BOOST_REQUIRE(eventually(20s, [&] {
@@ -277,16 +361,32 @@ BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
   auto artifacts = fs::path{PRISM_ARTIFACTS_DIR} / "status_page";
   fs::create_directories(artifacts);
   std::string said;
-  int status = run_browser({"--url", p.url, "--nodes", "2", "--actors-alive",
-                            std::to_string(alive_actors()), "--jobs", "1",
-                            "--search", "Count", "--search-matches", "150",
-                            "--job", job["job_id"], "--follow", "page tick",
-                            "--screenshots", artifacts.string()},
+  int status = run_browser({"--url",
+                            p.url,
+                            "--nodes",
+                            "2",
+                            "--actors-alive",
+                            std::to_string(alive_actors()),
+                            "--jobs",
+                            "1",
+                            "--search",
+                            "Count",
+                            "--search-matches",
+                            std::to_string(counters_matched()),
+                            "--job",
+                            job["job_id"],
+                            "--follow",
+                            "page tick",
+                            "--tree-child",
+                            "page-w1",
+                            "--screenshots",
+                            artifacts.string()},
                            said);
   BOOST_TEST_MESSAGE(said);
   BOOST_TEST(status == 0, said);
   BOOST_TEST(fs::exists(artifacts / "overview.png"));
   prism::cancel(ticks);
+  tree.stop();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

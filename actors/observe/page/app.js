@@ -305,6 +305,53 @@ function showSubmitted(id) {
   });
 }
 
+// -- supervision trees ---------------------------------------------------------
+
+// The rows of a supervisor and, under it, its children, as Erlang's
+// observer shows them: each with its state, restart type and restarts; a
+// supervisor with its strategy and the messages waiting for it.
+function treeRows(tree, name, depth, restart, restarts, running) {
+  const out = [h("tr", { class: "supervisor" },
+    h("td", { style: "padding-left:" + (8 + depth * 20) + "px" }, "▾ " + name),
+    h("td", {}, "supervisor: " + tree.strategy + ", at most " + tree.intensity +
+      " restarts in " + tree.period_ms / 1000 + " s"),
+    stateCell(running ? "RUNNING" : "STOPPED"), h("td", {}, restart),
+    h("td", { class: "num" }, restarts), h("td", { class: "num" }, tree.mailbox))];
+  for (const c of tree.children) {
+    if (c.supervisor && c.tree) {
+      out.push(...treeRows(c.tree, c.id, depth + 1, c.restart, c.restarts, c.running));
+      continue;
+    }
+    out.push(h("tr", {},
+      h("td", { style: "padding-left:" + (8 + (depth + 1) * 20) + "px" },
+        c.supervisor ? c.id : h("a", { href: "#/actors", title: "an actor named " + c.id,
+          onclick: () => { actorQuery.key = "name"; actorQuery.q = c.id;
+                           actorQuery.state = ""; actorQuery.cursors = [""]; } }, c.id)),
+      h("td", {}, c.supervisor ? "supervisor" : "actor"),
+      stateCell(c.running ? "RUNNING" : "STOPPED"), h("td", {}, c.restart),
+      h("td", { class: "num" }, c.restarts), h("td", { class: "num" }, "")));
+  }
+  return out;
+}
+
+async function drawTrees() {
+  const t = await get("/api/trees");
+  const cards = t.trees.map((x) => h("div", { class: "tree" },
+    h("h2", {}, "Tree " + short(x.key) + " ",
+      h("span", { class: "muted" }, "job " + x.job + " (",
+        h("span", { class: "state-" + x.job_state }, x.job_state),
+        "), pid " + x.pid + ", namespace " + x.namespace + ", updated " +
+        new Date(x.updated_ms).toLocaleTimeString())),
+    x.tree && x.tree.children
+      ? table(["child", "kind", "state", "restart", "restarts", "mailbox"],
+              treeRows(x.tree, "(root)", 0, "", "", true), { class: "tree-table" })
+      : h("p", { class: "muted" }, "Its process sent no description.")));
+  view.replaceChildren(h("h2", {}, "Supervision trees (" + t.total + ")"),
+    cards.length ? h("div", { id: "trees" }, cards)
+                 : h("p", { class: "muted", id: "trees" },
+                     "No supervision tree runs (prism::supervisor::start)."));
+}
+
 // -- charts ------------------------------------------------------------------------
 
 const colours = ["#3b5bdb", "#2b8a3e", "#e67700", "#c92a2a", "#862e9c"];
@@ -377,6 +424,7 @@ function route() {
   if (parts[0] === "jobs") return every(3000, drawJobs);
   if (parts[0] === "submitted" && parts[1]) return showSubmitted(decodeURIComponent(parts[1]));
   if (parts[0] === "charts") return every(5000, drawCharts);
+  if (parts[0] === "trees") return every(2000, drawTrees);
   return every(2000, drawOverview);
 }
 
