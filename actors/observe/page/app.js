@@ -371,10 +371,14 @@ function chart(title, hist, series, format) {
   const t0 = rows[0][0], t1 = rows[rows.length - 1][0];
   let max = 0;
   for (const [c] of series) for (const r of rows) max = Math.max(max, r[at(c)]);
-  max = max > 0 ? max * 1.1 : 1;
+  // Four steps of 1, 2 or 5 times a power of ten (at least 1 each).
+  const rough = Math.max(max * 1.05 / 4, 1);
+  const power = Math.pow(10, Math.floor(Math.log10(rough)));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((x) => x >= rough);
+  max = step * 4;
   const x = (t) => L + (W - L - R) * (t1 > t0 ? (t - t0) / (t1 - t0) : 0);
   const y = (v) => T + (H - T - B) * (1 - v / max);
-  const g = svg("svg", { viewBox: "0 0 " + W + " " + H, preserveAspectRatio: "none" });
+  const g = svg("svg", { viewBox: "0 0 " + W + " " + H });
   for (let i = 0; i <= 4; i++) {
     const v = (max * i) / 4;
     g.append(svg("line", { x1: L, x2: W - R, y1: y(v), y2: y(v), stroke: "#e3e6ec" }));
