@@ -558,8 +558,8 @@ http_counters http_server::impl::counters() const {
   return c;
 }
 
-const std::string& http_request::param(const std::string& name,
-                                       const std::string& fallback) const {
+std::string http_request::param(const std::string& name,
+                                std::string fallback) const {
   auto i = query.find(name);
   return i == query.end() ? fallback : i->second;
 }

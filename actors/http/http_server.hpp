@@ -61,9 +61,9 @@ struct http_request {
   std::string port;
   http_counters counters;
 
-  /// The value of parameter `name`, or `fallback`.
-  const std::string& param(const std::string& name,
-                           const std::string& fallback = {}) const;
+  /// The value of parameter `name`, or `fallback`: a copy, so that a
+  /// reference to it never outlives a defaulted `fallback`.
+  std::string param(const std::string& name, std::string fallback = {}) const;
 };
 
 /// A route's answer.

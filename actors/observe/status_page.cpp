@@ -228,7 +228,7 @@ http_reply overview(const status_page_sources& s) {
 
 std::uint64_t number_param(const http_request& req, const std::string& name,
                            std::uint64_t fallback, std::uint64_t most) {
-  const auto& text = req.param(name);
+  auto text = req.param(name);
   if (text.empty())
     return fallback;
   char* end = nullptr;
@@ -241,10 +241,10 @@ std::uint64_t number_param(const http_request& req, const std::string& name,
 
 http_reply actors_page(const status_page_sources& s, const http_request& req) {
   std::vector<std::string> filters;
-  const auto& q = req.param("q");
+  auto q = req.param("q");
   if (!q.empty())
     filters.push_back(req.param("key", "class_name") + "~=" + q);
-  if (const auto& state = req.param("state"); !state.empty())
+  if (auto state = req.param("state"); !state.empty())
     filters.push_back("state=" + state);
   auto limit = number_param(req, "limit", 100, max_page_rows);
   auto page = list(s, state::kind::actors, std::move(filters),
