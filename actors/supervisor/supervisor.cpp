@@ -385,7 +385,6 @@ caf::result<void> on_delete(supervisor_actor* self,
   return caf::unit;
 }
 
-// The time of a delayed start came.
 /// How long a nested supervisor may take to describe its tree.
 constexpr auto describe_timeout = std::chrono::seconds{2};
 
@@ -438,6 +437,7 @@ caf::result<std::string> on_describe(supervisor_actor* self) {
   return caf::delegated<std::string>{};
 }
 
+// The time of a delayed start came.
 void on_wake(supervisor_actor* self) {
   auto& st = self->state;
   if (st.wake_at && *st.wake_at <= now(self))

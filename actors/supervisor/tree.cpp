@@ -95,6 +95,9 @@ struct reporter_state {
   static inline const char* name = "supervision_reporter";
   std::string last;
   bool writing = false;
+  /// The root is down: the entry is being removed, and nothing may write
+  /// it again (a description asked before may still come back).
+  bool done = false;
 };
 
 /// Publishes the description of the tree under `root` in the key-value
@@ -108,6 +111,7 @@ caf::behavior supervision_reporter(caf::stateful_actor<reporter_state>* self,
   actors::install_default_handlers(self, log);
   self->monitor(root);
   actors::set_checked_down_handler(self, [self, gcs, key](caf::down_msg&) {
+    self->state.done = true;
     self->request(gcs, report_timeout,
                   protocol::kv_del{actors::supervision_namespace, key, {}})
         .then([self](bool) { self->quit(); },
@@ -116,13 +120,15 @@ caf::behavior supervision_reporter(caf::stateful_actor<reporter_state>* self,
   self->send(self, tick_atom::value);
   return {
       [=](tick_atom) {
+        if (self->state.done)
+          return;
         self->delayed_send(self, report_interval, tick_atom::value);
         if (self->state.writing)
           return;
         self->request(root, report_interval, actors::describe_tree_atom::value)
             .then(
                 [=](std::string& tree) {
-                  if (tree == self->state.last)
+                  if (self->state.done || tree == self->state.last)
                     return;
                   auto doc = about;
                   doc["tree"] = nlohmann::json::parse(tree, nullptr, false);
