@@ -96,6 +96,8 @@ const std::map<std::string, judgement>& table() {
       {"cluster_actor_creation", rate()},
       {"cluster_actor_creation_shared", against(remote_pipelined)},
       {"cluster_100k_actors_rss_mb", cost()},
+      {"status_page_100k_actors_search_ms", cost()},
+      {"status_page_100k_actors_overview_ms", cost()},
       {"cluster_get_100mb_across_nodes", against(tcp_bulk)},
       {"worker_process_start_ms", cost()},
       {"cluster_node_kill_to_retry_ms", cost()},

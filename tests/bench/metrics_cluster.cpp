@@ -383,6 +383,34 @@ std::vector<int> process_tree(int root) {
 /// head, and every process below it: fork server, spares, the actors'
 /// processes) with 100,000 shared actors alive, each called once, plus
 /// what the driver (this process) grew by while it made them.
+/// The status page's answers on the 100k-actor cluster of
+/// `shared_actors_100k_rss_mb`, measured there; negative until it ran.
+struct page_on_100k {
+  double search_ms = -1;
+  double overview_ms = -1;
+};
+
+page_on_100k& page_figures() {
+  static page_on_100k figures;
+  return figures;
+}
+
+/// The median time of 5 GETs of the status page at `url`, each a question
+/// it has not answered in the last second (so never from its cache).
+double median_get_ms(const std::string& url,
+                     const std::vector<std::string>& paths) {
+  std::vector<double> ms;
+  for (const auto& path : paths) {
+    auto t0 = clock::now();
+    expect(http_get(url, path), "the status page did not answer");
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    std::this_thread::sleep_for(1100ms);
+  }
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return ms[ms.size() / 2];
+}
+
 double shared_actors_100k_rss_mb(const run_options& opts) {
   // A cluster of one node of its own; the metrics after start theirs.
   the_cluster().reset();
@@ -412,7 +440,23 @@ double shared_actors_100k_rss_mb(const run_options& opts) {
   return_freed_heap();
   mb += std::max(0.0,
                  resident_mb_of(static_cast<int>(::getpid())) - driver_before);
+  // The status page on this cluster: a search of the actor table by a part
+  // of the class name, in a new case each time, and the overview.
+  auto url = cluster.status_page_url();
+  page_figures().search_ms =
+      median_get_ms(url, {"/api/actors?q=counter", "/api/actors?q=Counter",
+                          "/api/actors?q=COUNTER", "/api/actors?q=cOunter",
+                          "/api/actors?q=coUnter"});
+  page_figures().overview_ms =
+      median_get_ms(url, {"/api/overview", "/api/overview", "/api/overview",
+                          "/api/overview", "/api/overview"});
   return mb;
+}
+
+double page_figure(const run_options& opts, double page_on_100k::*figure) {
+  if (page_figures().*figure < 0)
+    shared_actors_100k_rss_mb(opts);
+  return page_figures().*figure;
 }
 
 /// The median time, over the node logs, from a worker process's start to
@@ -574,6 +618,14 @@ std::vector<metric> cluster_metrics() {
       {"cluster_actor_creation", "per_s", false, actor_creation_processes},
       {"cluster_actor_creation_shared", "per_s", false, actor_creation_shared},
       {"cluster_100k_actors_rss_mb", "MB", false, shared_actors_100k_rss_mb},
+      {"status_page_100k_actors_search_ms", "ms", false,
+       [](const run_options& opts) {
+         return page_figure(opts, &page_on_100k::search_ms);
+       }},
+      {"status_page_100k_actors_overview_ms", "ms", false,
+       [](const run_options& opts) {
+         return page_figure(opts, &page_on_100k::overview_ms);
+       }},
       {"cluster_get_100mb_across_nodes", "MB_per_s", false,
        get_100mb_across_nodes},
       {"worker_process_start_ms", "ms", false, worker_process_start_ms},
