@@ -44,7 +44,9 @@ struct child_definition {
 
 /// anyone in the supervisor's process -> supervisor: describe the tree
 /// under you. Answered with JSON text: {"strategy", "intensity",
-/// "period_ms", "mailbox" (messages waiting for the supervisor), "children":
+/// "period_ms", "mailbox" (messages the supervisor took in and has not
+/// handled yet; those that arrived since it last looked are not counted),
+/// "children":
 /// [{"id", "supervisor", "running", "restart", "restarts", and for a
 /// supervisor child "tree": the same of its tree}]}, children in start
 /// order. A nested supervisor that does not answer within 2 s is left

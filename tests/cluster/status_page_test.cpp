@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <set>
 #include <sys/wait.h>
@@ -81,8 +82,17 @@ struct populated {
     return o;
   }
 
-  explicit populated(int counters, int caches, int killed)
+  /// With `ticking`, a job whose output grows while the page follows it
+  /// (`ticks`) starts before the actors.
+  explicit populated(int counters, int caches, int killed, bool ticking = false)
       : cluster{cluster_options()} {
+    // The tasks first: under ASan, a task submitted once a node hosts some
+    // 75 actor processes was seen waiting for a worker with every CPU free
+    // (the closing note of stop 50 has it); the page is the subject here.
+    BOOST_CHECK_THROW(prism::get(prism::task(page_fails).remote(1), 60s),
+                      prism::task_error);
+    if (ticking)
+      ticks = prism::task(page_ticker).remote(900);
     for (int i = 0; i < counters; ++i) {
       auto h = prism::actor(page_counter::create)
                    .name("counter-" + std::to_string(i))
@@ -96,8 +106,6 @@ struct populated {
       prism::get(h.task(&page_counter::bump).remote(), 60s);
     for (int i = 0; i < killed; ++i)
       prism::kill(handles[static_cast<std::size_t>(i)]);
-    BOOST_CHECK_THROW(prism::get(prism::task(page_fails).remote(1), 60s),
-                      prism::error);
     url = cluster.status_page_url();
     BOOST_REQUIRE(!url.empty());
   }
@@ -107,6 +115,7 @@ struct populated {
   std::vector<prism::actor_id> counter_ids;
   std::vector<prism::actor_handle<page_counter>> handles;
   std::vector<prism::actor_handle<page_cache>> caches_;
+  std::optional<prism::object_ref<int>> ticks;
 };
 
 std::uint64_t alive_actors() {
@@ -125,12 +134,17 @@ BOOST_AUTO_TEST_CASE(its_json_matches_the_clusters_lists) {
   auto status = p.cluster.run({"status", "--address", p.cluster.address()});
   BOOST_TEST(contains(status.out, "Status page: " + p.url), status.out);
 
-  BOOST_REQUIRE(eventually(20s, [&] {
-    auto o = get_json(p.url + "/api/overview");
-    // Task events reach the control store within a second or so.
-    return o["actors"]["alive"] == alive_actors() &&
-           o["tasks"].value("FAILED", 0) >= 1;
-  }));
+  json last;
+  BOOST_REQUIRE_MESSAGE(
+      eventually(30s,
+                 [&] {
+                   last = get_json(p.url + "/api/overview");
+                   // Task events reach the control store
+                   // within a second or so.
+                   return last["actors"]["alive"] == alive_actors() &&
+                          last["tasks"].value("FAILED", 0) >= 1;
+                 }),
+      "the overview: " << last.dump() << ", actors alive: " << alive_actors());
   auto o = get_json(p.url + "/api/overview");
   BOOST_TEST(o["nodes"].size() == 2u);
   for (const auto& n : o["nodes"]) {
@@ -343,7 +357,7 @@ int run_browser(const std::vector<std::string>& args, std::string& said) {
 }
 
 BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
-  populated p{150, 10, 3};
+  populated p{150, 10, 3, /*ticking=*/true};
   auto tree = start_tree();
   // Its children count among the actors once they run.
   BOOST_REQUIRE(eventually(30s, [&] {
@@ -351,8 +365,6 @@ BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
     return std::all_of(xs.begin(), xs.end(),
                        [](const prism::child_info& x) { return x.running; });
   }));
-  // A job whose output grows while the page follows it.
-  auto ticks = prism::task(page_ticker).remote(300);
   BOOST_REQUIRE(eventually(20s, [&] {
     return get_json(p.url + "/api/overview")["actors"]["alive"] ==
            alive_actors();
@@ -385,7 +397,7 @@ BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
   BOOST_TEST_MESSAGE(said);
   BOOST_TEST(status == 0, said);
   BOOST_TEST(fs::exists(artifacts / "overview.png"));
-  prism::cancel(ticks);
+  prism::cancel(*p.ticks);
   tree.stop();
 }
 
