@@ -73,10 +73,31 @@ double resident_mb_of(int pid);
 /// resident figure taken after it counts what is alive.
 void return_freed_heap();
 
-/// How much slower `workload` runs with its task events recorded than
-/// without, in percent (0 if not slower): the medians of five runs each
-/// way, taken in turns, each way first in every other turn (one run of a
+/// The median of `xs` (the upper one of an even count). REQUIRES: not
+/// empty.
+inline double median(std::vector<double> xs) {
+  std::nth_element(xs.begin(), xs.begin() + xs.size() / 2, xs.end());
+  return xs[xs.size() / 2];
+}
+
+/// How much slower `run(true)` runs than `run(false)`, in percent (0 if
+/// not slower), each a throughput: the medians of five runs each way,
+/// taken in turns, each way first in every other turn (one run of a
 /// throughput ranges over ±10% on 2 cores).
+inline double cost_pct(const std::function<double(bool)>& run) {
+  constexpr int turns = 5;
+  std::vector<double> with;
+  std::vector<double> without;
+  for (int i = 0; i < turns; ++i)
+    for (bool with_it : {i % 2 == 0, i % 2 != 0})
+      (with_it ? with : without).push_back(run(with_it));
+  auto w = median(with);
+  auto wo = median(without);
+  return std::max(0.0, (wo - w) / wo * 100.0);
+}
+
+/// How much slower `workload` runs with its task events recorded than
+/// without, in percent, as `cost_pct` measures it.
 double recording_cost_pct(const run_options& opts,
                           double (*workload)(const run_options&));
 

@@ -234,15 +234,14 @@ bool http_get(const std::string& url, const std::string& path) {
 double status_page_cost_pct(const run_options& opts) {
   auto url = running_cluster().cluster.status_page_url();
   expect(!url.empty(), "the bench cluster's head opened no status page");
-  std::vector<double> with;
-  std::vector<double> without;
   std::atomic<std::uint64_t> polls{0};
   std::atomic<std::uint64_t> failed{0};
-  auto run = [&](bool polled) {
+  auto pct = cost_pct([&](bool polled) {
     std::atomic<bool> done{false};
     std::thread poller;
     if (polled)
       poller = std::thread{[&] {
+        // Paced: the poller stands for a page read 10 times a second.
         auto next = clock::now();
         for (std::uint64_t i = 0; !done; ++i) {
           if (!http_get(url, i % 2 == 0 ? "/api/overview" : "/api/actors"))
@@ -252,24 +251,15 @@ double status_page_cost_pct(const run_options& opts) {
           std::this_thread::sleep_until(next);
         }
       }};
-    (polled ? with : without).push_back(tasks_async_on(false, opts));
+    auto rate = tasks_async_on(false, opts);
     done = true;
     if (poller.joinable())
       poller.join();
-  };
-  for (int i = 0; i < 5; ++i) {
-    run(i % 2 == 0);
-    run(i % 2 != 0);
-  }
+    return rate;
+  });
   expect(failed == 0, "a poll of the status page failed");
   expect(polls > 0, "the status page was never polled");
-  auto median = [](std::vector<double>& xs) {
-    std::nth_element(xs.begin(), xs.begin() + xs.size() / 2, xs.end());
-    return xs[xs.size() / 2];
-  };
-  auto w = median(with);
-  auto wo = median(without);
-  return std::max(0.0, (wo - w) / wo * 100.0);
+  return pct;
 }
 
 double tasks_sync_tls(const run_options& opts) {
@@ -405,10 +395,11 @@ double median_get_ms(const std::string& url,
     expect(http_get(url, path), "the status page did not answer");
     ms.push_back(
         std::chrono::duration<double, std::milli>(clock::now() - t0).count());
+    // Time is the subject: the page gives an answer again for 1 s, and
+    // each GET here must be answered anew.
     std::this_thread::sleep_for(1100ms);
   }
-  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
-  return ms[ms.size() / 2];
+  return median(ms);
 }
 
 double shared_actors_100k_rss_mb(const run_options& opts) {

@@ -96,26 +96,13 @@ double tasks_and_get_batch(const run_options& opts) {
 
 double recording_cost_pct(const run_options& opts,
                           double (*workload)(const run_options&)) {
-  constexpr int turns = 5;
   auto was = actors::task_event_recording();
-  std::vector<double> with;
-  std::vector<double> without;
-  auto run = [&](bool recorded) {
+  auto pct = cost_pct([&](bool recorded) {
     actors::set_task_event_recording(recorded);
-    (recorded ? with : without).push_back(workload(opts));
-  };
-  for (int i = 0; i < turns; ++i) {
-    run(i % 2 == 0);
-    run(i % 2 != 0);
-  }
+    return workload(opts);
+  });
   actors::set_task_event_recording(was);
-  auto median = [](std::vector<double>& xs) {
-    std::nth_element(xs.begin(), xs.begin() + xs.size() / 2, xs.end());
-    return xs[xs.size() / 2];
-  };
-  auto w = median(with);
-  auto wo = median(without);
-  return std::max(0.0, (wo - w) / wo * 100.0);
+  return pct;
 }
 
 std::vector<metric> task_metrics() {
