@@ -408,13 +408,15 @@ caf::result<bool> worker_ready(raylet_actor* self,
                : w->forked ? "forked"
                            : "exec");
   start_queued_hosts(self);
-  if (hosts_actor) {
+  if (hosts_actor)
     hand_instances(self, id, msg.handle);
-  } else {
-    // Its job may have finished while it started, with nothing left to run.
-    schedule(self);
+  // Its start-up slot is free, or it is a worker to lease: a request that
+  // waited for either goes on now.
+  schedule(self);
+  // A task worker's job may have finished while it started, with nothing
+  // left to run.
+  if (!hosts_actor)
     stop_if_job_finished(self, id);
-  }
   return true;
 }
 

@@ -427,6 +427,22 @@ std::vector<int> pids_of(const std::vector<prism::actor_handle<tally>>& as) {
   return prism::get(refs, result_timeout);
 }
 
+BOOST_AUTO_TEST_CASE(
+    a_task_behind_actor_processes_starting_runs_once_they_did) {
+  worker_processes cluster;
+  // Two CPUs: two processes start at a time. The actors' processes fill
+  // both start-up slots, one after the other, while the task waits for a
+  // slot of its own; the last of them to register must hand it one.
+  std::vector<prism::actor_handle<tally>> actors;
+  for (int i = 0; i < 12; ++i)
+    actors.push_back(prism::actor(tally::create).remote(i));
+  prism::get(actors[0].task(&tally::pid).remote(), result_timeout);
+  auto squared = prism::task(square).remote(7);
+  auto pids = pids_of(actors);
+  BOOST_TEST(std::set<int>(pids.begin(), pids.end()).size() == 12u);
+  BOOST_TEST(prism::get(squared, result_timeout) == 49);
+}
+
 BOOST_AUTO_TEST_CASE(shared_actors_share_a_process_per_cpu) {
   worker_processes cluster;
   auto actors = shared_tallies(50);
