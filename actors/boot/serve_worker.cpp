@@ -148,7 +148,7 @@ void serve_as_worker() {
   auto [worker, control] = spawn_worker(
       sys, worker_config{welcome.worker, welcome.node, welcome.raylet,
                          welcome.gcs, std::make_shared<owner_directory>(),
-                         welcome.max_inline_bytes, p.actor_pool});
+                         welcome.max_inline_bytes, p.actor_pool, welcome.job});
   self->monitor(worker);
   bool ready = false;
   self->request(

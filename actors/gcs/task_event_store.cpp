@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <deque>
 #include <string>
 
 #include <caf/all.hpp>
@@ -29,7 +30,24 @@ struct task_event_store_state {
 
   std::shared_ptr<spdlog::logger> log;
   task_table table{0};
+  /// The object transfers between nodes, oldest first: at most
+  /// `max_transfers`, the oldest forgotten first.
+  std::deque<internal::transfer_event> transfers;
+  std::uint64_t forgotten_transfers = 0;
 };
+
+/// The object transfers the store keeps: about 100 bytes each.
+constexpr std::size_t max_transfers = 100'000;
+
+void keep_transfers(task_event_store_state& st,
+                    std::vector<internal::transfer_event>& batch) {
+  for (auto& t : batch)
+    st.transfers.push_back(std::move(t));
+  while (st.transfers.size() > max_transfers) {
+    st.transfers.pop_front();
+    ++st.forgotten_transfers;
+  }
+}
 
 using store_actor = caf::stateful_actor<task_event_store_state>;
 
@@ -192,11 +210,17 @@ protocol::task_metrics task_figures(const task_table& table) {
 /// Most tasks on one page of the timeline, whatever a query asks.
 constexpr std::uint64_t max_timeline_page = 50000;
 
-protocol::timeline_page timeline_of(const task_table& table,
+protocol::timeline_page timeline_of(const task_event_store_state& st,
                                     const protocol::timeline_query& q) {
+  const auto& table = st.table;
   protocol::timeline_page page;
   page.dropped_events = table.dropped();
   page.forgotten_tasks = table.forgotten();
+  page.forgotten_transfers = st.forgotten_transfers;
+  if (q.cursor == 0)
+    for (const auto& t : st.transfers)
+      if ((q.job == 0 || t.job.value == q.job) && t.end_us >= q.since_us)
+        page.transfers.push_back(t);
   // A cursor counts every task ever made, forgotten ones included, so that
   // it keeps its place while the oldest are forgotten.
   std::size_t first = 0;
@@ -235,6 +259,7 @@ caf::behavior task_event_store(store_actor* self, std::size_t max_tasks) {
         auto& table = self->state.table;
         table.apply_batch(msg.events);
         table.add_dropped(msg.dropped);
+        keep_transfers(self->state, msg.transfers);
       },
       [self](const protocol::list_state& msg) {
         return list_tasks(self->state.table, msg);
@@ -249,7 +274,7 @@ caf::behavior task_event_store(store_actor* self, std::size_t max_tasks) {
         return task_figures(self->state.table);
       },
       [self](const protocol::timeline_query& q) {
-        return timeline_of(self->state.table, q);
+        return timeline_of(self->state, q);
       },
   };
 }

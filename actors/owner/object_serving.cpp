@@ -14,6 +14,7 @@
 
 #include "owner/owner_address.hpp"
 #include "owner/owner_state.hpp"
+#include "owner/task_events.hpp"
 
 namespace prism::actors::owner_internal {
 
@@ -102,6 +103,7 @@ void pull_failed(owner_actor* self, const object_id& id, std::uint64_t serial,
     return;
   auto p = std::move(i->second);
   st.objects.pulling.erase(i);
+  note_transfer(self, id, p, p.received, why);
   if (p.owner) {
     borrowed_read_failed(self, id, p, why);
     return;
@@ -162,6 +164,7 @@ void pull_done(owner_actor* self, const object_id& id, detail::value value) {
   if (i != st.objects.pulling.end()) {
     auto p = std::move(i->second);
     st.objects.pulling.erase(i);
+    note_transfer(self, id, p, value.size());
     if (p.owner) {
       borrowed_read(self, id, value, p);
       return;
@@ -261,6 +264,8 @@ void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
 // death then shows at once. A store in this process hands over the whole
 // value, sharing its bytes; one in another process sends it in chunks.
 void start_pull(owner_actor* self, const object_id& id, object_pull& p) {
+  if (task_event_recording())
+    p.start_us = internal::unix_us_now();
   reach(self, p.from.raylet.node(), p.from.contact,
         [self, id, serial = p.serial] {
           auto i = self->state.objects.pulling.find(id);

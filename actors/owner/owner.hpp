@@ -32,6 +32,9 @@ struct owner_config {
   /// The cancellation of the tasks its worker runs; null for an owner that
   /// runs none (a driver's, an actor's).
   std::shared_ptr<run_control> runs{};
+  /// The job of the process this owner serves (a driver's, or the one a
+  /// worker process is bound to); 0 for one that serves every job.
+  job_id job{};
 };
 
 /// Spawns the owner of one driver or worker: it resolves task arguments,

@@ -105,10 +105,11 @@ owner_client::owner_client(caf::actor_system& sys, config cfg)
 const caf::actor& owner_client::owner_handle() {
   std::call_once(owner_once_, [this] {
     routes_ = std::make_shared<actor_routes>(cfg_.store);
-    owner_ = spawn_owner(
-        sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet, cfg_.store,
-                           cfg_.directory, routes_, cfg_.gcs,
-                           cfg_.driver ? cfg_.job : job_id{}, cfg_.runs});
+    owner_ = spawn_owner(sys_, owner_config{cfg_.self, cfg_.node, cfg_.raylet,
+                                            cfg_.store, cfg_.directory, routes_,
+                                            cfg_.gcs,
+                                            cfg_.driver ? cfg_.job : job_id{},
+                                            cfg_.runs, cfg_.job});
     // Found by id, too, by an address read without a handle (a creation
     // argument the control store kept over its restart).
     sys_.registry().put(owner_->id(),

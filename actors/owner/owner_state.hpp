@@ -73,6 +73,8 @@ struct object_pull {
   /// that made the copy read.
   caf::actor owner;
   std::int32_t attempt = 0;
+  /// When it started, in microseconds since the Unix epoch.
+  std::int64_t start_us = 0;
   /// The payload size (known from the first chunk on).
   std::uint64_t total = 0;
   /// The offset of the next chunk to ask for.
@@ -291,6 +293,9 @@ struct lease_scheduling_state {
 
 struct task_events_state {
   internal::task_event_buffer buffer{100'000};
+  /// The object transfers that ended since the last batch went, at most
+  /// `internal::max_transfer_events`; the buffer counts those dropped.
+  std::vector<internal::transfer_event> transfers;
   /// The last name that went with an event of this batch.
   std::string last_name;
   /// A task changed state since the last look at the tasks in flight.
@@ -436,6 +441,11 @@ void note_run_reported(task_entry& t, const protocol::task_done& done);
 void note_attempt_ended(owner_actor* self, task_entry& t,
                         internal::task_state state,
                         const std::string& error = {});
+/// Records the read `p` of `id` from another node's store, ended with
+/// `bytes` arrived (and `error`, if it stopped short); a read from this
+/// node's store moves no bytes and is not recorded.
+void note_transfer(owner_actor* self, const object_id& id, const object_pull& p,
+                   std::uint64_t bytes, const std::string& error = {});
 /// Records every task in flight whose state changed since its last event,
 /// and sends the events recorded since the last batch.
 void look_at_tasks(owner_actor* self);

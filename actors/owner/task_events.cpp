@@ -105,10 +105,13 @@ void send_batch(owner_actor* self) {
   auto [events, dropped] = ev.buffer.take();
   // A batch starts without a name before it.
   ev.last_name.clear();
-  if (events.empty() && dropped == 0)
+  if (events.empty() && dropped == 0 && ev.transfers.empty())
     return;
-  self->send(self->state.cfg.gcs,
-             protocol::task_events{std::move(events), dropped});
+  auto transfers = std::move(ev.transfers);
+  ev.transfers.clear();
+  self->send(
+      self->state.cfg.gcs,
+      protocol::task_events{std::move(events), dropped, std::move(transfers)});
 }
 
 void schedule_look(owner_actor* self) {
@@ -179,6 +182,30 @@ void note_attempt_ended(owner_actor* self, task_entry& t,
     schedule_look(self);
 }
 
+void note_transfer(owner_actor* self, const object_id& id, const object_pull& p,
+                   std::uint64_t bytes, const std::string& error) {
+  auto& st = self->state;
+  if (!task_event_recording() || p.start_us == 0 || p.from.node.nil() ||
+      p.from.node == st.cfg.node)
+    return;
+  auto& ev = st.events;
+  if (ev.transfers.size() >= internal::max_transfer_events) {
+    ev.buffer.count_dropped();
+    return;
+  }
+  internal::transfer_event e;
+  e.object = id;
+  e.job = st.cfg.drives.value != 0 ? st.cfg.drives : st.cfg.job;
+  e.from = p.from.node;
+  e.to = st.cfg.node;
+  e.bytes = bytes;
+  e.start_us = p.start_us;
+  e.end_us = internal::unix_us_now();
+  e.error = error;
+  ev.transfers.push_back(std::move(e));
+  schedule_look(self);
+}
+
 namespace {
 
 /// Records the tasks in flight whose state changed since their last event,
@@ -220,7 +247,7 @@ void send_call_events(owner_actor* self) {
   if (events.empty() && dropped == 0)
     return;
   self->send(self->state.cfg.gcs,
-             protocol::task_events{std::move(events), dropped});
+             protocol::task_events{std::move(events), dropped, {}});
 }
 
 caf::result<bool> flush_task_events(owner_actor* self) {

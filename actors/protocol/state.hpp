@@ -118,15 +118,18 @@ typename Inspector::result_type inspect(Inspector& f, state_counts& x) {
 }
 
 /// owner -> gcs (-> its task event store): the events an owner recorded
-/// since its last batch, and how many it dropped meanwhile.
+/// since its last batch, how many it dropped meanwhile, and its object
+/// transfers.
 struct task_events {
   std::vector<internal::task_event> events;
   std::uint64_t dropped = 0;
+  /// The reads of objects from other nodes' stores that ended since.
+  std::vector<internal::transfer_event> transfers;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, task_events& x) {
-  return f(x.events, x.dropped);
+  return f(x.events, x.dropped, x.transfers);
 }
 
 /// driver -> its owner: record what changed of the tasks in flight and send

@@ -1,7 +1,8 @@
 #pragma once
 
 // What `prism timeline` asks of the control store's task event store: its
-// tasks with their attempts, a page at a time, oldest first.
+// tasks with their attempts, a page at a time, oldest first, and the object
+// transfers between nodes it keeps, with the first page.
 
 #include <cstdint>
 #include <string>
@@ -59,11 +60,17 @@ struct timeline_page {
   /// both are 0.
   std::uint64_t dropped_events = 0;
   std::uint64_t forgotten_tasks = 0;
+  /// On the first page (cursor 0): the object transfers kept, of the job
+  /// and since the time asked, oldest first; and how many the store
+  /// forgot to stay within its bound.
+  std::vector<internal::transfer_event> transfers;
+  std::uint64_t forgotten_transfers = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, timeline_page& x) {
-  return f(x.tasks, x.next, x.dropped_events, x.forgotten_tasks);
+  return f(x.tasks, x.next, x.dropped_events, x.forgotten_tasks, x.transfers,
+           x.forgotten_transfers);
 }
 
 } // namespace prism::protocol

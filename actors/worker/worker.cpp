@@ -271,6 +271,7 @@ spawned_worker spawn_worker(caf::actor_system& sys, worker_config cfg) {
   oc.max_inline_bytes = cfg.max_inline_bytes;
   oc.directory = cfg.directory;
   oc.runs = runs;
+  oc.job = cfg.job;
   auto client = std::make_shared<owner_client>(sys, std::move(oc));
   auto control = client->owner_handle();
   auto worker = sys.spawn<caf::detached>(worker_behavior, std::move(cfg),

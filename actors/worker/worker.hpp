@@ -23,6 +23,9 @@ struct worker_config {
   /// Threads for the methods of an actor instance the worker hosts (worker
   /// processes only: a raylet of worker threads hosts actors itself).
   std::shared_ptr<executor> actor_pool;
+  /// The job a worker process is bound to; 0 for a worker thread, which
+  /// serves every job.
+  job_id job{};
 };
 
 /// A worker's actor, and its owner actor, which takes the cancellations of

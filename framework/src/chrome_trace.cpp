@@ -1,6 +1,7 @@
 #include "prism/internal/chrome_trace.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace prism::internal {
 
@@ -42,11 +43,7 @@ void chrome_trace_writer::begin_event() {
   first_ = false;
 }
 
-chrome_trace_writer::row chrome_trace_writer::worker_row(const node_id& n,
-                                                         const worker_id& w,
-                                                         std::int32_t os_pid) {
-  if (auto i = workers_.find(w); i != workers_.end())
-    return i->second;
+int chrome_trace_writer::node_process(const node_id& n) {
   auto [node, made] =
       nodes_.try_emplace(n, static_cast<int>(nodes_.size()) + 1);
   if (made) {
@@ -54,7 +51,15 @@ chrome_trace_writer::row chrome_trace_writer::worker_row(const node_id& n,
     out_ << "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" << node->second
          << ",\"args\":{\"name\":\"node " << short_hex(n) << "\"}}";
   }
-  row r{node->second, next_tid_++};
+  return node->second;
+}
+
+chrome_trace_writer::row chrome_trace_writer::worker_row(const node_id& n,
+                                                         const worker_id& w,
+                                                         std::int32_t os_pid) {
+  if (auto i = workers_.find(w); i != workers_.end())
+    return i->second;
+  row r{node_process(n), next_tid_++};
   workers_.emplace(w, r);
   begin_event();
   out_ << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << r.pid
@@ -133,6 +138,38 @@ void chrome_trace_writer::add(const timeline_task& t) {
     }
     out_ << '}';
   }
+}
+
+void chrome_trace_writer::add(const transfer_event& t) {
+  if (t.start_us == 0)
+    return;
+  auto pid = node_process(t.to);
+  auto end = std::max(t.end_us, t.start_us + 1);
+  auto id = ++transfers_;
+  // Begin and end match by category, name and id.
+  auto head = [&](char phase, std::int64_t ts) {
+    begin_event();
+    out_ << "{\"ph\":\"" << phase
+         << "\",\"cat\":\"transfer\",\"name\":\"object transfer\",\"id\":\"0x"
+         << std::hex << id << std::dec << "\",\"pid\":" << pid
+         << ",\"tid\":0,\"ts\":" << ts - base_us_;
+  };
+  head('b', t.start_us);
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.1f",
+                static_cast<double>(t.bytes) /
+                    static_cast<double>(end - t.start_us));
+  out_ << ",\"args\":{\"object\":\"" << t.object.hex() << "\",\"from\":\""
+       << short_hex(t.from) << "\",\"to\":\"" << short_hex(t.to)
+       << "\",\"bytes\":" << t.bytes << ",\"MB_per_s\":" << rate;
+  if (!t.error.empty()) {
+    out_ << ",\"error\":\"";
+    write_escaped(out_, t.error);
+    out_ << '"';
+  }
+  out_ << "}}";
+  head('e', end);
+  out_ << '}';
 }
 
 void chrome_trace_writer::finish() {

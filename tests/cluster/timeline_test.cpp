@@ -22,7 +22,13 @@ int timeline_square(int x) {
   return x * x;
 }
 
+/// A value of `mb` MiB: kept in the object store of the node that made it.
+std::string timeline_big(int mb) {
+  return std::string(static_cast<std::size_t>(mb) << 20, 'x');
+}
+
 PRISM_REMOTE(timeline_square);
+PRISM_REMOTE(timeline_big);
 
 /// The trace `prism timeline args...` writes, parsed.
 json timeline_of(process_cluster& c, std::vector<std::string> args) {
@@ -98,6 +104,61 @@ BOOST_AUTO_TEST_CASE(a_trace_shows_each_task_on_its_worker_with_an_arrow) {
   auto bad = c.run({"timeline", "--address", c.address(), "--since", "soon"});
   BOOST_TEST(bad.status != 0);
   BOOST_TEST(contains(bad.err, "--since"), bad.err);
+}
+
+BOOST_AUTO_TEST_CASE(
+    an_object_read_from_another_node_shows_on_the_readers_row) {
+  auto o = attached_cluster(0);
+  o.driver.task_events = true;
+  process_cluster c{o};
+  c.add_node({"--resources", R"({"far": 1})"});
+  // Made on the far node, kept in its store; read here, on the head's.
+  auto ref = prism::task(timeline_big).resources({{"far", 1}}).remote(10);
+  BOOST_REQUIRE_EQUAL(prism::get(ref, 60s).size(), 10u << 20);
+  std::string far, head;
+  for (const auto& n : prism::state::list(prism::state::kind::nodes).entries)
+    (contains(n["resources"], "far") ? far : head) = n["node_id"].substr(0, 8);
+  BOOST_REQUIRE(!far.empty() && !head.empty());
+
+  // The transfer reaches the control store with the owner's next batch.
+  std::vector<json> begins, ends;
+  BOOST_REQUIRE(eventually(20s, [&] {
+    begins.clear();
+    ends.clear();
+    auto trace = timeline_of(c, {});
+    for (const auto& e : trace["traceEvents"]) {
+      if (e["ph"] == "b" && e["name"] == "object transfer")
+        begins.push_back(e);
+      if (e["ph"] == "e" && e["name"] == "object transfer")
+        ends.push_back(e);
+    }
+    return !begins.empty();
+  }));
+  BOOST_REQUIRE_EQUAL(begins.size(), 1u);
+  BOOST_REQUIRE_EQUAL(ends.size(), 1u);
+  const auto& b = begins[0];
+  BOOST_TEST(b["args"]["from"] == far);
+  BOOST_TEST(b["args"]["to"] == head);
+  // The payload: the string and its length.
+  auto bytes = b["args"]["bytes"].get<std::uint64_t>();
+  BOOST_TEST(bytes >= 10u << 20);
+  BOOST_TEST(bytes < (10u << 20) + 64);
+  BOOST_TEST(!b["args"].contains("error"));
+  BOOST_TEST(ends[0]["id"] == b["id"]);
+  BOOST_TEST(ends[0]["ts"].get<std::int64_t>() > b["ts"].get<std::int64_t>());
+  // On the head node's process, named after it.
+  bool named = false;
+  auto trace = timeline_of(c, {});
+  for (const auto& e : trace["traceEvents"])
+    named |= e["ph"] == "M" && e["name"] == "process_name" &&
+             e["pid"] == b["pid"] && e["args"]["name"] == "node " + head;
+  BOOST_TEST(named);
+  // Another job read nothing.
+  bool other = false;
+  auto other_job = timeline_of(c, {"--job", "999"});
+  for (const auto& e : other_job["traceEvents"])
+    other |= e["ph"] == "b";
+  BOOST_TEST(!other);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

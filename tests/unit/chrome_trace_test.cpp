@@ -38,10 +38,13 @@ struct drawn {
   json doc;
   std::vector<json> events;
 
-  explicit drawn(const std::vector<timeline_task>& tasks) {
+  explicit drawn(const std::vector<timeline_task>& tasks,
+                 const std::vector<transfer_event>& transfers = {}) {
     std::ostringstream out;
     chrome_trace_writer w{out, t0};
     for (const auto& t : tasks)
+      w.add(t);
+    for (const auto& t : transfers)
       w.add(t);
     w.finish();
     doc = json::parse(out.str());
@@ -155,6 +158,65 @@ BOOST_AUTO_TEST_CASE(an_arrow_leads_from_each_submission_to_its_first_attempt) {
   BOOST_TEST(sources[arrows[0]["bind_id"]]["pid"] == 0);
   BOOST_TEST(d.row_name(0, sources[arrows[0]["bind_id"]]["tid"]) ==
              "driver " + driver.hex().substr(0, 8));
+}
+
+BOOST_AUTO_TEST_CASE(object_transfers_are_async_slices_on_the_reading_nodes) {
+  node_id here{unique_id::random()}, far{unique_id::random()};
+  worker_id w{unique_id::random()};
+  transfer_event read;
+  read.object = object_id{task_id{w, 1}, 1};
+  read.from = far;
+  read.to = here;
+  read.bytes = 10'000'000;
+  read.start_us = t0 + 1000;
+  read.end_us = t0 + 21'000;
+  // Overlapping the first, cut short.
+  auto cut = read;
+  cut.object.index = 2;
+  cut.start_us = t0 + 5000;
+  cut.bytes = 4'000'000;
+  cut.error = "its node \"died\"";
+  // The other way, on the far node's row.
+  auto back = read;
+  back.from = here;
+  back.to = far;
+  drawn d{{{task_id{w, 1}, "make", t0, {ran(0, here, w, t0 + 10, t0 + 900)}}},
+          {read, cut, back}};
+  auto begins = d.of("b");
+  auto ends = d.of("e");
+  BOOST_REQUIRE_EQUAL(begins.size(), 3u);
+  BOOST_REQUIRE_EQUAL(ends.size(), 3u);
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < 3; ++i) {
+    // Each begin has its end: same category, name, id and process.
+    BOOST_TEST(begins[i]["cat"] == "transfer");
+    BOOST_TEST(begins[i]["name"] == "object transfer");
+    BOOST_TEST(ends[i]["cat"] == begins[i]["cat"]);
+    BOOST_TEST(ends[i]["name"] == begins[i]["name"]);
+    BOOST_TEST(ends[i]["id"] == begins[i]["id"]);
+    BOOST_TEST(ends[i]["pid"] == begins[i]["pid"]);
+    ids.insert(begins[i]["id"].get<std::string>());
+  }
+  BOOST_TEST(ids.size() == 3u);
+  BOOST_TEST(begins[0]["ts"] == 1000);
+  BOOST_TEST(ends[0]["ts"] == 21'000);
+  BOOST_TEST(begins[0]["args"]["object"] == read.object.hex());
+  BOOST_TEST(begins[0]["args"]["from"] == far.hex().substr(0, 8));
+  BOOST_TEST(begins[0]["args"]["bytes"] == 10'000'000);
+  BOOST_TEST(begins[0]["args"]["MB_per_s"] == 500.0);
+  BOOST_TEST(begins[1]["args"]["error"] == "its node \"died\"");
+  // Reads into one node share its process, named after it, with the
+  // node's workers; a read into the other is on that node's.
+  auto task = d.of("X");
+  BOOST_REQUIRE_EQUAL(task.size(), 2u); // and its "submit" slice
+  BOOST_TEST(begins[0]["pid"] == task[1]["pid"]);
+  BOOST_TEST(begins[1]["pid"] == begins[0]["pid"]);
+  BOOST_TEST(begins[2]["pid"] != begins[0]["pid"]);
+  bool far_named = false;
+  for (const auto& m : d.of("M"))
+    far_named |= m["name"] == "process_name" && m["pid"] == begins[2]["pid"] &&
+                 m["args"]["name"] == "node " + far.hex().substr(0, 8);
+  BOOST_TEST(far_named);
 }
 
 BOOST_AUTO_TEST_CASE(names_are_escaped) {

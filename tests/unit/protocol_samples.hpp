@@ -931,6 +931,19 @@ inline protocol::state_counts sample(type_tag<protocol::state_counts>,
           .error = {}};
 }
 
+inline internal::transfer_event sample_transfer() {
+  internal::transfer_event t;
+  t.object = object_id{task_id{some_worker(), 9}, 1};
+  t.job = job_id{3};
+  t.from = some_node();
+  t.to = node_id{unique_id{0x0123456789abcdefULL, 0xfedcba9876543210ULL}};
+  t.bytes = 10u << 20;
+  t.start_us = 1795000000000100;
+  t.end_us = 1795000000020100;
+  t.error = "its node died";
+  return t;
+}
+
 inline protocol::task_events sample(type_tag<protocol::task_events>,
                                     const caf::actor&) {
   internal::task_event first;
@@ -956,7 +969,9 @@ inline protocol::task_events sample(type_tag<protocol::task_events>,
   call.name = "counter::add";
   call.actor = some_actor_id();
   call.end_us = first.submit_us + 3000;
-  return {.events = {first, failed, call}, .dropped = 3};
+  return {.events = {first, failed, call},
+          .dropped = 3,
+          .transfers = {sample_transfer()}};
 }
 
 inline protocol::submitted_job some_submitted_job() {
@@ -1082,7 +1097,9 @@ inline protocol::timeline_page sample(type_tag<protocol::timeline_page>,
                      .attempts = {a, a}}},
           .next = 13,
           .dropped_events = 2,
-          .forgotten_tasks = 5};
+          .forgotten_tasks = 5,
+          .transfers = {sample_transfer()},
+          .forgotten_transfers = 7};
 }
 
 inline protocol::query_node_metrics

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 
 #include <CLI/CLI.hpp>
@@ -78,13 +79,23 @@ int timeline_command(const timeline_options& o) {
   protocol::timeline_page last;
   for (;;) {
     auto page = head.ask<protocol::timeline_page>(q, "reading the timeline");
-    for (auto& t : page.tasks) {
-      if (!writer)
-        writer = std::make_unique<internal::chrome_trace_writer>(
-            out, t.submit_us != 0 ? t.submit_us : q.since_us);
+    if (!writer && (!page.tasks.empty() || !page.transfers.empty())) {
+      // Times count from the first task's submission or the first
+      // transfer's start, whichever came first.
+      auto base = std::numeric_limits<std::int64_t>::max();
+      if (!page.tasks.empty() && page.tasks.front().submit_us != 0)
+        base = page.tasks.front().submit_us;
+      for (const auto& t : page.transfers)
+        base = std::min(base, t.start_us);
+      if (base == std::numeric_limits<std::int64_t>::max())
+        base = q.since_us;
+      writer = std::make_unique<internal::chrome_trace_writer>(out, base);
+    }
+    for (auto& t : page.tasks)
       writer->add(internal::timeline_task{t.id, std::move(t.name), t.submit_us,
                                           std::move(t.attempts)});
-    }
+    for (const auto& t : page.transfers)
+      writer->add(t);
     last = std::move(page);
     if (last.next == 0)
       break;
@@ -97,7 +108,8 @@ int timeline_command(const timeline_options& o) {
   if (!out)
     throw error(errc::internal, "writing " + o.output + " failed");
   std::cout << "Wrote " << o.output << ": " << writer->tasks() << " tasks, "
-            << writer->slices() << " attempts"
+            << writer->slices() << " attempts, " << writer->transfers()
+            << " object transfers"
             << " (open it in https://ui.perfetto.dev or chrome://tracing)\n";
   if (last.dropped_events > 0 || last.forgotten_tasks > 0)
     std::cout << "Not every task is in it: " << last.dropped_events
@@ -105,6 +117,9 @@ int timeline_command(const timeline_options& o) {
                  "and it forgot "
               << last.forgotten_tasks
               << " tasks to stay within its bound (--max-tasks)\n";
+  if (last.forgotten_transfers > 0)
+    std::cout << "The control store forgot its " << last.forgotten_transfers
+              << " oldest object transfers to stay within its bound\n";
   if (writer->tasks() == 0)
     std::cout << "No tasks: drivers record task events with "
                  "config::task_events (or PRISM_TASK_EVENTS=1)\n";
@@ -118,7 +133,8 @@ void add_timeline_command(CLI::App& app, command_list& commands) {
   auto* t = app.add_subcommand(
       "timeline", "Write the tasks the cluster recorded as a Chrome trace "
                   "(Perfetto, chrome://tracing): a row per worker, a slice "
-                  "per attempt, an arrow from each submission to its start");
+                  "per attempt, an arrow from each submission to its start, "
+                  "and the objects each node read from others");
   t->add_option("--address", o->address,
                 "The head, HOST:PORT (default: PRISM_ADDRESS, then the head "
                 "started on this host)");

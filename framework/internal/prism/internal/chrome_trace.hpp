@@ -10,7 +10,11 @@
 // - an arrow from each task's submission to its first attempt (a flow,
 //   version 2): each submitter's row holds a 1 µs "submit" slice at its
 //   first submission of every 10 ms, and the arrows of the tasks it
-//   submitted in those 10 ms leave from it.
+//   submitted in those 10 ms leave from it;
+// - on each node's process, a row of the objects read from other nodes'
+//   stores into it: an async slice per read ("object transfer"), so that
+//   reads at the same time overlap, with the object, the node read from,
+//   the bytes and the rate in `args`.
 //
 // Written as it goes, a task at a time, so that a million tasks take no
 // more memory than their rows' names: about 135 bytes a task.
@@ -47,6 +51,9 @@ public:
   /// Draws `t`.
   void add(const timeline_task& t);
 
+  /// Draws the object transfer `t` on the row of the node that read it.
+  void add(const transfer_event& t);
+
   /// Ends the document. REQUIRES: called once, last.
   void finish();
 
@@ -60,6 +67,9 @@ public:
   std::uint64_t arrows() const noexcept {
     return arrows_;
   }
+  std::uint64_t transfers() const noexcept {
+    return transfers_;
+  }
 
 private:
   struct row {
@@ -70,6 +80,8 @@ private:
     std::int64_t start_us = 0;
     std::uint64_t id = 0;
   };
+  /// The process of node `n`, named when first seen.
+  int node_process(const node_id& n);
   /// The row of worker `w` on node `n`, named when first seen.
   row worker_row(const node_id& n, const worker_id& w, std::int32_t os_pid);
   /// The row of `w` as a submitter: its own if it ran anything, else a
@@ -92,6 +104,7 @@ private:
   std::uint64_t tasks_ = 0;
   std::uint64_t slices_ = 0;
   std::uint64_t arrows_ = 0;
+  std::uint64_t transfers_ = 0;
 };
 
 } // namespace prism::internal

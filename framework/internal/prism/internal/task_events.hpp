@@ -55,6 +55,36 @@ typename Inspector::result_type inspect(Inspector& f, task_event& x) {
            x.pid, x.error);
 }
 
+/// A read of an object from another node's object store, as the owner
+/// that read it recorded it once the read ended: what `prism timeline`
+/// draws on the reading node's row of object transfers.
+struct transfer_event {
+  object_id object;
+  /// The job of the process that read it; 0 if it serves every job.
+  job_id job;
+  node_id from;
+  node_id to;
+  /// The payload bytes that arrived.
+  std::uint64_t bytes = 0;
+  /// Microseconds since the Unix epoch.
+  std::int64_t start_us = 0;
+  std::int64_t end_us = 0;
+  /// Why it stopped short; empty if the whole value arrived.
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, transfer_event& x) {
+  return f(x.object, x.job, static_cast<unique_id&>(x.from),
+           static_cast<unique_id&>(x.to), x.bytes, x.start_us, x.end_us,
+           x.error);
+}
+
+/// How many object transfers an owner keeps until it sends them with its
+/// next batch of task events; past it, they are dropped and counted with
+/// the dropped task events.
+inline constexpr std::size_t max_transfer_events = 10'000;
+
 /// How many events an owner sends in one batch, at most: a batch this
 /// full goes at once. Small enough (about 190 KB) that a batch stays in
 /// the caches of the owner that fills it and of the control store that
@@ -91,6 +121,11 @@ public:
 
   std::size_t size() const noexcept {
     return events_.size();
+  }
+
+  /// Counts an event kept elsewhere (an object transfer) that did not fit.
+  void count_dropped() noexcept {
+    ++dropped_;
   }
 
   /// The events kept and the count dropped since the last take.
