@@ -44,6 +44,7 @@
 #include "protocol/testing.hpp"
 #include "raylet/raylet.hpp"
 #include "worker/fork_server.hpp"
+#include "worker/metrics_shipper.hpp"
 #include "worker/worker_process.hpp"
 
 namespace prism::actors {
@@ -296,6 +297,10 @@ embedded_cluster::make_driver(const std::string& ns) {
     program_offered_ = true;
     program_upload_ = spawn_program_upload(*sys_, gcs_, program);
   }
+  // An attached driver's metrics are served by its node, as a worker
+  // process's are; an embedded cluster's stay in its process.
+  if (attached_ && !metrics_shipper_)
+    metrics_shipper_ = spawn_metrics_shipper(*sys_, head_node.raylet, self_id);
   return driver;
 }
 
@@ -339,6 +344,14 @@ void embedded_cluster::end_jobs() {
   }
   bool gcs_up = attached_ || ask_keeper_bool(protocol::gcs_up_atom::value);
   stop_output_of(job_id{}, gcs_up);
+  caf::actor shipper;
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    shipper = metrics_shipper_;
+  }
+  // The metrics updated since the last shipment are served too.
+  if (shipper)
+    ship_metrics_now(*sys_, shipper, control_timeout);
   for (auto& d : drivers) {
     d->fail_all(err);
     if (gcs_up) {
@@ -365,8 +378,8 @@ void embedded_cluster::stop() {
     std::lock_guard<std::mutex> guard{mu_};
     if (attached_) {
       // The cluster's processes run on; only this process's links go.
-      parts.links = {program_upload_, head_link_, gcs_};
-      program_upload_ = head_link_ = nullptr;
+      parts.links = {program_upload_, head_link_, gcs_, metrics_shipper_};
+      program_upload_ = head_link_ = metrics_shipper_ = nullptr;
     } else {
       parts.control = &control_;
       for (auto& n : nodes_)

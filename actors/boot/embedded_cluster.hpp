@@ -180,6 +180,9 @@ private:
   std::vector<std::pair<job_id, caf::actor>> outputs_ GUARDED_BY(mu_);
   /// Attached: hands this program to the control store, once.
   caf::actor program_upload_ GUARDED_BY(mu_);
+  /// Attached: ships this process's metrics (`prism::metrics`) to its
+  /// drivers' node, from the first driver on.
+  caf::actor metrics_shipper_ GUARDED_BY(mu_);
   bool program_offered_ GUARDED_BY(mu_) = false;
   std::vector<node_entry> nodes_ GUARDED_BY(mu_);
   std::vector<std::weak_ptr<owner_client>> drivers_ GUARDED_BY(mu_);

@@ -34,7 +34,40 @@ void process_down(raylet_actor* self, const caf::down_msg& msg) {
                   "the worker exited: " + self->system().render(msg.reason));
   } else if (st.watched_owners.count(msg.source) > 0) {
     owner_gone(self, msg.source);
+  } else {
+    // Its series settle at the next retirement.
+    st.metric_drivers.erase(msg.source);
   }
+}
+
+// Takes the metrics a worker process of this node, or a driver whose home
+// it is, shipped; each sender's series count against its metrics' bounds.
+// Answers true once taken (or refused), so that a driver's last shipment
+// can be waited for.
+bool take_user_metrics(raylet_actor* self, const protocol::user_metrics& msg) {
+  auto& st = self->state;
+  if (st.pool.find(msg.worker) == nullptr) {
+    auto sender = self->current_sender();
+    if (sender == nullptr)
+      return true;
+    auto driver = st.metric_drivers.find(sender->address());
+    if (driver == st.metric_drivers.end()) {
+      if (st.metric_drivers.size() >= max_metric_drivers) {
+        if (!st.metric_drivers_full)
+          st.log->warn("drops the metrics of driver {} and later ones: this "
+                       "node takes those of {} drivers at most",
+                       msg.worker.hex(), max_metric_drivers);
+        st.metric_drivers_full = true;
+        return true;
+      }
+      driver = st.metric_drivers.emplace(sender->address(), msg.worker).first;
+      self->monitor(caf::actor_cast<caf::actor>(sender));
+    }
+    if (driver->second != msg.worker)
+      return true; // One shipper, one id.
+  }
+  st.user_metrics.apply(msg.worker.hex(), msg.series);
+  return true;
 }
 
 void go_down(raylet_actor* self, const caf::exit_msg& msg) {
@@ -129,10 +162,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       },
       [self](report_atom) { report_node(self); },
       [self](const protocol::user_metrics& msg) {
-        // Only a worker of this node ships them; its series count against
-        // its metrics' bounds.
-        if (self->state.pool.find(msg.worker) != nullptr)
-          self->state.user_metrics.apply(msg.worker.hex(), msg.series);
+        return take_user_metrics(self, msg);
       },
       [self](const protocol::count_workers&) {
         return static_cast<std::uint64_t>(self->state.pool.size());

@@ -173,9 +173,19 @@ struct raylet_state {
   /// exit, a start that failed).
   std::uint64_t processes_started = 0;
   std::uint64_t processes_failed = 0;
-  /// The program's metrics, as its worker processes shipped them.
+  /// The program's metrics, as its worker processes and the drivers whose
+  /// home it is shipped them.
   internal::user_metric_table user_metrics;
+  /// The metrics shippers of drivers whose home this node is, watched so
+  /// that their series settle when they go; at most `max_metric_drivers`.
+  std::unordered_map<caf::actor_addr, worker_id> metric_drivers;
+  /// A driver's metrics were dropped, the drivers' table full (logged once).
+  bool metric_drivers_full = false;
 };
+
+/// Drivers whose metrics one node takes, at most: what a driver ships
+/// beyond is dropped (and logged once).
+constexpr std::size_t max_metric_drivers = 256;
 
 using raylet_actor = caf::stateful_actor<raylet_state>;
 

@@ -196,6 +196,8 @@ void retire_ended_workers(raylet_actor* self) {
   auto& st = self->state;
   std::set<std::string> alive;
   st.pool.for_each([&](const worker& w) { alive.insert(w.id.hex()); });
+  for (const auto& [addr, driver] : st.metric_drivers)
+    alive.insert(driver.hex());
   st.user_metrics.retire_all_but(alive);
 }
 

@@ -544,6 +544,21 @@ BOOST_AUTO_TEST_CASE(nodes_serve_what_tasks_and_actors_counted) {
                     0);
 }
 
+BOOST_AUTO_TEST_CASE(a_drivers_own_updates_are_served_by_its_node) {
+  process_cluster c{attached_cluster(0)};
+  auto by_driver = [&] {
+    return summed(c, 1, "test_requests_total", {"op=\"driver\""});
+  };
+  served().inc(3, {{"op", "driver"}});
+  BOOST_CHECK(eventually(20s, [&] { return by_driver() == 3; }));
+  // Its last updates are shipped as it ends, and what it counted stays.
+  served().inc(4, {{"op", "driver"}});
+  prism::shutdown();
+  BOOST_CHECK_EQUAL(by_driver(), 7);
+  BOOST_CHECK_EQUAL(summed(c, 1, "prism_user_metric_series_dropped_total", {}),
+                    0);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 } // namespace metrics_test
