@@ -88,6 +88,11 @@ typename Inspector::result_type inspect(Inspector& f, await_started& x) {
   return f(x.unused);
 }
 
+/// supervisor -> child actor's stand-in -> the actor's host: how many calls
+/// wait in the host, taken in and not handed to a thread yet. Answered with
+/// a `std::uint64_t`, or an error while the actor is not alive.
+using queue_length_atom = caf::atom_constant<caf::atom("queuelen")>;
+
 // -- errors -------------------------------------------------------------------
 
 /// The errors a supervisor answers or exits with (error category

@@ -6,6 +6,7 @@
 
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
+#include "net/peers.hpp"
 #include "protocol/owner_gcs.hpp"
 #include "protocol/supervisor.hpp"
 
@@ -24,7 +25,14 @@ struct child_state {
   bool started = false;
   /// Requests (`await_started`) waiting for the actor to be alive.
   std::vector<caf::response_promise> start_waiters;
+  /// The host of its instance while it is alive, and where the host's
+  /// process takes connections.
+  caf::actor host;
+  std::string host_contact;
 };
+
+/// How long the actor's host may take to say how many calls wait in it.
+constexpr auto host_answer_timeout = std::chrono::milliseconds{800};
 
 using child_actor = caf::stateful_actor<child_state>;
 
@@ -46,6 +54,12 @@ void on_update(child_actor* self, const protocol::actor_update& update) {
   auto& st = self->state;
   if (update.actor != st.spec.id)
     return;
+  if (update.state == internal::actor_state::alive) {
+    st.host = update.host;
+    st.host_contact = update.host_contact;
+  } else {
+    st.host = nullptr;
+  }
   if (update.state == internal::actor_state::alive && !st.started) {
     st.started = true;
     for (auto& rp : st.start_waiters)
@@ -69,6 +83,22 @@ caf::result<void> on_await_started(child_actor* self) {
     return caf::unit;
   auto rp = self->make_response_promise();
   st.start_waiters.push_back(rp);
+  return rp;
+}
+
+// Asks the actor's host how many calls wait in it, straight from this
+// process.
+caf::result<std::uint64_t> on_queue_length(child_actor* self) {
+  auto& st = self->state;
+  if (!st.host)
+    return failure("actor '" + st.spec.name + "' is not alive");
+  auto rp = self->make_response_promise<std::uint64_t>();
+  auto host = st.host;
+  reach(self, host.node(), st.host_contact, [self, host, rp]() mutable {
+    self->request(host, host_answer_timeout, protocol::queue_length_atom::value)
+        .then([rp](std::uint64_t n) mutable { rp.deliver(n); },
+              [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+  });
   return rp;
 }
 
@@ -105,6 +135,7 @@ caf::behavior child_behavior(child_actor* self, internal::actor_spec spec,
           on_update(self, update);
       },
       [self](protocol::await_started) { return on_await_started(self); },
+      [self](protocol::queue_length_atom) { return on_queue_length(self); },
   };
 }
 

@@ -387,6 +387,10 @@ caf::result<void> on_delete(supervisor_actor* self,
 
 /// How long a nested supervisor may take to describe its tree.
 constexpr auto describe_timeout = std::chrono::seconds{2};
+/// How long a child actor's stand-in may take to say how many calls wait
+/// for the actor, and how many children one description asks.
+constexpr auto queue_length_timeout = std::chrono::seconds{1};
+constexpr std::size_t max_asked_children = 256;
 
 caf::result<std::string> on_describe(supervisor_actor* self) {
   using nlohmann::json;
@@ -406,7 +410,10 @@ caf::result<std::string> on_describe(supervisor_actor* self) {
              // queue sentinel that UBSan rejects.
              {"mailbox", self->mailbox().queue().total_task_size()},
              {"children", json::array()}};
+  // Nested supervisors describe their trees; child actors' stand-ins ask
+  // their hosts how many calls wait (the first `max_asked_children`).
   std::vector<std::pair<std::size_t, caf::actor>> nested;
+  std::vector<std::pair<std::size_t, caf::actor>> actors;
   for (const auto& c : st.core->which_children()) {
     const auto* def = definition_of(self, c.id);
     bool is_supervisor = def != nullptr && def->supervisor;
@@ -416,18 +423,23 @@ caf::result<std::string> on_describe(supervisor_actor* self) {
                                    {"restart", to_string(c.restart)},
                                    {"restarts", c.restarts}});
     auto live = st.live->find(c.id);
-    if (is_supervisor && c.running && live != st.live->end())
-      nested.emplace_back(g->tree["children"].size() - 1, live->second);
+    if (!c.running || live == st.live->end())
+      continue;
+    auto at = g->tree["children"].size() - 1;
+    if (is_supervisor)
+      nested.emplace_back(at, live->second);
+    else if (actors.size() < max_asked_children)
+      actors.emplace_back(at, live->second);
   }
-  if (nested.empty())
+  if (nested.empty() && actors.empty())
     return g->tree.dump();
-  g->waiting = nested.size();
+  g->waiting = nested.size() + actors.size();
   g->promise = self->make_response_promise();
-  for (auto& [at, handle] : nested) {
-    auto one_done = [g] {
-      if (--g->waiting == 0)
-        g->promise.deliver(g->tree.dump());
-    };
+  auto one_done = [g] {
+    if (--g->waiting == 0)
+      g->promise.deliver(g->tree.dump());
+  };
+  for (auto& [at, handle] : nested)
     self->request(handle, describe_timeout, describe_tree_atom::value)
         .then(
             [g, at = at, one_done](std::string& sub) {
@@ -436,7 +448,15 @@ caf::result<std::string> on_describe(supervisor_actor* self) {
               one_done();
             },
             [one_done](caf::error&) { one_done(); });
-  }
+  for (auto& [at, handle] : actors)
+    self->request(handle, queue_length_timeout,
+                  protocol::queue_length_atom::value)
+        .then(
+            [g, at = at, one_done](std::uint64_t n) {
+              g->tree["children"][at]["mailbox"] = n;
+              one_done();
+            },
+            [one_done](caf::error&) { one_done(); });
   return caf::delegated<std::string>{};
 }
 

@@ -47,11 +47,14 @@ struct child_definition {
 /// "period_ms", "mailbox" (messages the supervisor took in and has not
 /// handled yet; those that arrived since it last looked are not counted),
 /// "children":
-/// [{"id", "supervisor", "running", "restart", "restarts", and for a
-/// supervisor child "tree": the same of its tree}]}, children in start
-/// order. A nested supervisor that does not answer within 2 s is left
-/// without its "tree". The status page shows it (supervisor/tree.cpp
-/// publishes it).
+/// [{"id", "supervisor", "running", "restart", "restarts", for a
+/// supervisor child "tree": the same of its tree, and for a running child
+/// actor "mailbox": the calls waiting in its host, not handed to a thread
+/// yet (`protocol::queue_length_atom`)}]}, children in start order. A
+/// nested supervisor that does not answer within 2 s is left without its
+/// "tree", a child actor whose host does not answer within 1 s (and every
+/// child actor past the first 256) without its "mailbox". The status page shows
+/// it (supervisor/tree.cpp publishes it).
 using describe_tree_atom = caf::atom_constant<caf::atom("desctree")>;
 
 /// Where each running tree's description is kept in the key-value table,

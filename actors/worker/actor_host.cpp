@@ -26,6 +26,7 @@
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
 #include "protocol/owner_actor.hpp"
+#include "protocol/supervisor.hpp"
 
 namespace prism::actors {
 
@@ -985,6 +986,15 @@ void on_ran(host_actor* self, std::int32_t group) {
     run_group(self, index);
 }
 
+// The calls taken in and not handed to a thread yet, in every group.
+std::uint64_t queue_length(host_actor* self) {
+  auto& st = self->state;
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < st.num_groups(); ++i)
+    n += st.group(i).queue.size();
+  return n;
+}
+
 caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   auto& st = self->state;
   st.actor = cfg.spec.id;
@@ -1022,6 +1032,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   construct(self, cfg);
   return {
       [self](protocol::actor_task& call) { on_call(self, call); },
+      [self](protocol::queue_length_atom) { return queue_length(self); },
       [self](const protocol::cancel_call& msg) { on_cancel(self, msg.task); },
       [self](go_on_atom) { run_ready_calls(self); },
       [self](slept_atom, std::int64_t key) { sleep_ended(self, key); },

@@ -34,6 +34,15 @@ struct page_counter {
   int bump() {
     return ++n;
   }
+  /// Holds the actor until the key "page-release" is set (60 s at most):
+  /// the calls behind it wait in its host.
+  int hold() {
+    auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!prism::kv::exists("page-release", "page-test") &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(20ms);
+    return n;
+  }
   int n = 0;
 };
 
@@ -60,7 +69,7 @@ int page_fails(int) {
   throw std::runtime_error("the page test's task fails on purpose");
 }
 
-PRISM_REMOTE(page_counter::create, &page_counter::bump);
+PRISM_REMOTE(page_counter::create, &page_counter::bump, &page_counter::hold);
 PRISM_REMOTE(page_cache::create, &page_cache::size);
 PRISM_REMOTE(page_ticker);
 PRISM_REMOTE(page_fails);
@@ -323,6 +332,24 @@ BOOST_AUTO_TEST_CASE(supervision_trees_show_their_children) {
     auto c = child("page-db");
     return !c.is_null() && c["restarts"] == 1 && c["running"] == true;
   }));
+
+  // Calls waiting for a child actor show as its mailbox length.
+  BOOST_REQUIRE(eventually(20s, [&] {
+    auto c = child("page-db");
+    return c["running"] == true && c["mailbox"] == 0;
+  }));
+  db = prism::get_actor<page_counter>("page-db");
+  BOOST_REQUIRE(db.has_value());
+  auto held = db->task(&page_counter::hold).remote();
+  std::vector<prism::object_ref<int>> behind;
+  for (int i = 0; i < 20; ++i)
+    behind.push_back(db->task(&page_counter::bump).remote());
+  BOOST_TEST(eventually(20s, [&] { return child("page-db")["mailbox"] == 20; }),
+             child("page-db").dump());
+  prism::kv::put("page-release", "1", true, "page-test");
+  BOOST_TEST(prism::get(behind, 60s).back() == 20);
+  BOOST_TEST(eventually(20s, [&] { return child("page-db")["mailbox"] == 0; }));
+  prism::get(held, 60s);
 
   // A stopped tree leaves the page (once its last answer is a second old).
   tree.stop();

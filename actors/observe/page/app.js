@@ -329,7 +329,8 @@ function treeRows(tree, name, depth, restart, restarts, running) {
                            actorQuery.state = ""; actorQuery.cursors = [""]; } }, c.id)),
       h("td", {}, c.supervisor ? "supervisor" : "actor"),
       stateCell(c.running ? "RUNNING" : "STOPPED"), h("td", {}, c.restart),
-      h("td", { class: "num" }, c.restarts), h("td", { class: "num" }, "")));
+      h("td", { class: "num" }, c.restarts),
+      h("td", { class: "num" }, c.mailbox === undefined ? "" : c.mailbox)));
   }
   return out;
 }
