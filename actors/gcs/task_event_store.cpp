@@ -232,13 +232,18 @@ protocol::timeline_page timeline_of(const task_event_store_state& st,
     ++i;
     if (q.job != 0 && r.job.value != q.job)
       return true;
+    // A task of the span: submitted, started or ended in it, or still
+    // running.
     if (q.since_us != 0 && r.submit_us < q.since_us &&
-        r.latest.start_us < q.since_us)
+        r.latest.start_us < q.since_us &&
+        (r.latest.end_us != 0 || r.latest.start_us == 0) &&
+        r.latest.end_us < q.since_us)
       return true;
     protocol::timeline_entry e;
     e.id = r.id;
     e.name = table.name_of(r);
     e.submit_us = r.submit_us;
+    e.actor = r.actor;
     r.each_attempt([&](const task_attempt& a) { e.attempts.push_back(a); });
     page.tasks.push_back(std::move(e));
     if (page.tasks.size() < limit)

@@ -19,6 +19,7 @@
 #include "protocol/output.hpp"
 #include "protocol/state.hpp"
 #include "protocol/submitted_jobs.hpp"
+#include "protocol/timeline.hpp"
 #include "supervisor/supervisor.hpp"
 
 namespace prism::actors {
@@ -398,6 +399,59 @@ http_reply history_page(const status_page_sources& s) {
                      {"samples", std::move(samples)}});
 }
 
+/// Attempts the timeline view draws at most, and its longest window.
+constexpr std::uint64_t max_timeline_tasks = 5000;
+constexpr std::uint64_t max_timeline_window_s = 3600;
+
+/// The tasks that were submitted or started in the last `window` seconds
+/// (the first `max_timeline_tasks` of them), each attempt that started as
+/// a slice, and the object transfers that ended in that time: what the
+/// timeline view draws, as `prism timeline` writes it for Perfetto.
+http_reply timeline_view(const status_page_sources& s,
+                         const http_request& req) {
+  auto window = std::max<std::uint64_t>(
+      number_param(req, "window", 60, max_timeline_window_s), 1);
+  protocol::timeline_query q;
+  q.job = static_cast<std::uint32_t>(number_param(req, "job", 0, UINT32_MAX));
+  auto now_us = internal::unix_us_now();
+  q.since_us = now_us - static_cast<std::int64_t>(window) * 1'000'000;
+  q.limit = max_timeline_tasks;
+  auto page = ask_or_throw<protocol::timeline_page>(s, q, "the timeline");
+  json tasks = json::array();
+  for (const auto& t : page.tasks)
+    for (const auto& a : t.attempts) {
+      if (a.start_us == 0)
+        continue;
+      tasks.push_back({{"task", t.id.hex()},
+                       {"name", t.name},
+                       {"attempt", a.attempt},
+                       {"node", a.node.hex()},
+                       {"worker", a.worker.hex()},
+                       {"actor", t.actor.nil() ? "" : t.actor.hex()},
+                       {"pid", a.pid},
+                       {"start_us", a.start_us},
+                       {"end_us", a.end_us},
+                       {"error", a.error}});
+    }
+  json transfers = json::array();
+  for (const auto& t : page.transfers)
+    transfers.push_back({{"object", t.object.hex()},
+                         {"from", t.from.hex()},
+                         {"to", t.to.hex()},
+                         {"bytes", t.bytes},
+                         {"start_us", t.start_us},
+                         {"end_us", t.end_us},
+                         {"error", t.error}});
+  return json_reply({{"since_us", q.since_us},
+                     {"now_us", now_us},
+                     {"window_s", window},
+                     {"tasks", std::move(tasks)},
+                     {"transfers", std::move(transfers)},
+                     {"truncated", page.next != 0},
+                     {"dropped_events", page.dropped_events},
+                     {"forgotten_tasks", page.forgotten_tasks}});
+}
+
 /// The answers given within the last `fresh_for`, by path and query: a
 /// page polled by many browsers, or often by one, costs the control store
 /// one answer per `fresh_for` whatever the polling.
@@ -513,6 +567,8 @@ void add_status_page_routes(std::map<std::string, http_route>& routes,
       json_route(cache, [s](const http_request&) { return trees_page(s); });
   routes["/api/history"] =
       json_route(cache, [s](const http_request&) { return history_page(s); });
+  routes["/api/timeline"] = json_route(
+      cache, [s](const http_request& req) { return timeline_view(s, req); });
 }
 
 } // namespace prism::actors

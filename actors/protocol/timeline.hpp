@@ -26,8 +26,8 @@ namespace prism::protocol {
 
 /// anyone -> gcs (-> its task event store): the tasks from `cursor` on
 /// (0: the oldest kept), at most `limit`, of job `job` (0: every job),
-/// submitted or started at `since_us` or later. Answered with
-/// `timeline_page`.
+/// submitted, started or ended at `since_us` or later, or running then.
+/// Answered with `timeline_page`.
 struct timeline_query {
   std::uint32_t job = 0;
   std::int64_t since_us = 0;
@@ -45,11 +45,14 @@ struct timeline_entry {
   std::string name;
   std::int64_t submit_us = 0;
   std::vector<internal::task_attempt> attempts;
+  /// The actor whose method it calls; nil for a task.
+  actor_id actor;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, timeline_entry& x) {
-  return f(x.id, x.name, x.submit_us, x.attempts);
+  return f(x.id, x.name, x.submit_us, x.attempts,
+           static_cast<unique_id&>(x.actor));
 }
 
 struct timeline_page {

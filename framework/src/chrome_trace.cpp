@@ -71,6 +71,24 @@ chrome_trace_writer::row chrome_trace_writer::worker_row(const node_id& n,
   return r;
 }
 
+chrome_trace_writer::row chrome_trace_writer::actor_row(const node_id& n,
+                                                        const actor_id& a,
+                                                        std::int32_t os_pid) {
+  auto key = a.hex() + n.hex() + std::to_string(os_pid);
+  if (auto i = actors_.find(key); i != actors_.end())
+    return i->second;
+  row r{node_process(n), next_tid_++};
+  actors_.emplace(std::move(key), r);
+  begin_event();
+  out_ << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << r.pid
+       << ",\"tid\":" << r.tid << ",\"args\":{\"name\":\"actor "
+       << short_hex(a);
+  if (os_pid != 0)
+    out_ << " (pid " << os_pid << ")";
+  out_ << "\"}}";
+  return r;
+}
+
 chrome_trace_writer::row
 chrome_trace_writer::submitter_row(const worker_id& w) {
   if (auto i = workers_.find(w); i != workers_.end())
@@ -116,7 +134,9 @@ void chrome_trace_writer::add(const timeline_task& t) {
     std::uint64_t arrow = 0;
     if (a.attempt == 0 && t.submit_us != 0 && t.submit_us <= a.start_us)
       arrow = submit_slice(t.id.submitter, t.submit_us);
-    auto r = worker_row(a.node, a.worker, a.pid);
+    auto r = a.worker.nil() && !t.actor.nil()
+                 ? actor_row(a.node, t.actor, a.pid)
+                 : worker_row(a.node, a.worker, a.pid);
     auto end = std::max(a.end_us, a.start_us + 1);
     ++slices_;
     begin_event();

@@ -3,7 +3,8 @@
 by python3-selenium through chromium-driver. Run by the cluster test
 `status_page/in_a_real_browser_it_shows_the_cluster` against a running
 cluster, with the counts that cluster has; exits 0 only if the page shows
-them, searches its actors, follows a job's output and draws its charts.
+them, searches its actors, follows a job's output, draws its charts and
+its timeline.
 Keeps a screenshot of each page in --screenshots."""
 
 import argparse
@@ -148,6 +149,16 @@ def check(args, driver):
     wait_for(driver, "four charts", lambda d: len(
         d.find_elements(By.CSS_SELECTOR, "#charts .chart")) == 4)
     shot(driver, args.screenshots, "charts")
+
+    # The timeline: the attempts of the last minute on their workers' rows,
+    # and the object read from another node.
+    driver.get(args.url + "/#/timeline")
+    wait_for(driver, "slices on the timeline", lambda d: len(
+        d.find_elements(By.CSS_SELECTOR, "#timeline-chart rect.slice")) > 0)
+    wait_for(driver, "an object transfer on the timeline", lambda d: len(
+        d.find_elements(By.CSS_SELECTOR, "#timeline-chart rect.transfer")) > 0)
+    print("timeline:", text_of(driver, "#timeline-summary"))
+    shot(driver, args.screenshots, "timeline")
 
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     if errors:

@@ -69,10 +69,16 @@ int page_fails(int) {
   throw std::runtime_error("the page test's task fails on purpose");
 }
 
+/// A value of `mb` MiB, kept in the object store of the node that made it.
+std::string page_big(int mb) {
+  return std::string(static_cast<std::size_t>(mb) << 20, 'x');
+}
+
 PRISM_REMOTE(page_counter::create, &page_counter::bump, &page_counter::hold);
 PRISM_REMOTE(page_cache::create, &page_cache::size);
 PRISM_REMOTE(page_ticker);
 PRISM_REMOTE(page_fails);
+PRISM_REMOTE(page_big);
 
 json get_json(const std::string& url, int want_status = 200) {
   auto a = get_answer(url);
@@ -95,9 +101,7 @@ struct populated {
   /// (`ticks`) starts before the actors.
   explicit populated(int counters, int caches, int killed, bool ticking = false)
       : cluster{cluster_options()} {
-    // The tasks first: under ASan, a task submitted once a node hosts some
-    // 75 actor processes was seen waiting for a worker with every CPU free
-    // (the closing note of stop 50 has it); the page is the subject here.
+    // A failed task for the overview's recent failures.
     BOOST_CHECK_THROW(prism::get(prism::task(page_fails).remote(1), 60s),
                       prism::task_error);
     if (ticking)
@@ -396,6 +400,11 @@ BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
     return get_json(p.url + "/api/overview")["actors"]["alive"] ==
            alive_actors();
   }));
+  // An object made on a node of its own and read here: a transfer on the
+  // timeline.
+  p.cluster.add_node({"--resources", R"({"far": 1})"});
+  auto big = prism::task(page_big).resources({{"far", 1}}).remote(10);
+  BOOST_REQUIRE_EQUAL(prism::get(big, 60s).size(), 10u << 20);
   auto job = prism::state::list(prism::state::kind::jobs).entries.at(0);
   auto artifacts = fs::path{PRISM_ARTIFACTS_DIR} / "status_page";
   fs::create_directories(artifacts);
@@ -403,7 +412,7 @@ BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
   int status = run_browser({"--url",
                             p.url,
                             "--nodes",
-                            "2",
+                            "3",
                             "--actors-alive",
                             std::to_string(alive_actors()),
                             "--jobs",

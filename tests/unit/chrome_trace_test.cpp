@@ -219,6 +219,38 @@ BOOST_AUTO_TEST_CASE(object_transfers_are_async_slices_on_the_reading_nodes) {
   BOOST_TEST(far_named);
 }
 
+BOOST_AUTO_TEST_CASE(actor_calls_are_on_their_actors_rows) {
+  node_id n{unique_id::random()};
+  worker_id driver{unique_id::random()};
+  actor_id a{unique_id::random()}, b{unique_id::random()};
+  // Calls run in actor processes: their attempts name no worker.
+  auto call = [&](std::uint64_t seq, const actor_id& actor, std::int32_t pid,
+                  std::int64_t start) {
+    auto at = ran(0, n, worker_id{}, start, start + 10);
+    at.pid = pid;
+    return timeline_task{
+        task_id{driver, seq}, "counter::add", t0 + start - 5, {at}, actor};
+  };
+  // Two actors in one shared process, and the first one's instance after
+  // a restart in another.
+  drawn d{{call(1, a, 7001, t0 + 10), call(2, b, 7001, t0 + 20),
+           call(3, a, 7001, t0 + 30), call(4, a, 7002, t0 + 40)}};
+  std::vector<json> work;
+  for (const auto& s : d.of("X"))
+    if (s["name"] != "submit")
+      work.push_back(s);
+  BOOST_REQUIRE_EQUAL(work.size(), 4u);
+  BOOST_TEST(work[0]["tid"] == work[2]["tid"]);
+  BOOST_TEST(work[0]["tid"] != work[1]["tid"]);
+  BOOST_TEST(work[0]["tid"] != work[3]["tid"]);
+  BOOST_TEST(d.row_name(work[0]["pid"], work[0]["tid"]) ==
+             "actor " + a.hex().substr(0, 8) + " (pid 7001)");
+  BOOST_TEST(d.row_name(work[1]["pid"], work[1]["tid"]) ==
+             "actor " + b.hex().substr(0, 8) + " (pid 7001)");
+  BOOST_TEST(d.row_name(work[3]["pid"], work[3]["tid"]) ==
+             "actor " + a.hex().substr(0, 8) + " (pid 7002)");
+}
+
 BOOST_AUTO_TEST_CASE(names_are_escaped) {
   node_id n{unique_id::random()};
   worker_id w{unique_id::random()};

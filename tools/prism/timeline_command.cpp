@@ -93,7 +93,7 @@ int timeline_command(const timeline_options& o) {
     }
     for (auto& t : page.tasks)
       writer->add(internal::timeline_task{t.id, std::move(t.name), t.submit_us,
-                                          std::move(t.attempts)});
+                                          std::move(t.attempts), t.actor});
     for (const auto& t : page.transfers)
       writer->add(t);
     last = std::move(page);
@@ -140,7 +140,8 @@ void add_timeline_command(CLI::App& app, command_list& commands) {
                 "started on this host)");
   t->add_option("--job", o->job, "Only this job's tasks");
   t->add_option("--since", o->since,
-                "Only tasks submitted or started this long ago or later: "
+                "Only the tasks of this last span (submitted, started or "
+                "ended in it, or running still): "
                 "90s, 10m, 2h, 1d");
   t->add_option("-o,--output", o->output, "The file to write")
       ->capture_default_str();

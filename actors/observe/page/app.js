@@ -415,6 +415,156 @@ async function drawCharts() {
     chart("Nodes alive", hist, [["nodes_alive", "nodes"]], (v) => Math.round(v))));
 }
 
+// -- timeline ----------------------------------------------------------------------
+
+const timelineQuery = { window: 60 };
+const palette = ["#3b5bdb", "#2b8a3e", "#e67700", "#862e9c", "#0b7285", "#5c940d",
+                 "#d6336c", "#5f3dc4", "#a61e4d", "#1864ab", "#087f5b", "#e8590c"];
+
+function colourOf(name, names) {
+  if (!names.has(name)) names.set(name, palette[names.size % palette.length]);
+  return names.get(name);
+}
+
+function duration(us) {
+  return us >= 1e6 ? (us / 1e6).toFixed(2) + " s" : (us / 1e3).toFixed(1) + " ms";
+}
+
+// Greedy lanes for slices that may overlap: each goes in the first lane free
+// at its start. Returns the lane of each, in the order given.
+function lanes(slices) {
+  const ends = [];
+  return slices.map((s) => {
+    let i = ends.findIndex((e) => e <= s.start_us);
+    if (i < 0) { i = ends.length; ends.push(0); }
+    ends[i] = Math.max(s.end_us, s.start_us + 1);
+    return i;
+  });
+}
+
+// A row per worker, under its node, with a slice per attempt that ran in
+// the window; under each node, its object transfers, in lanes.
+function timelineChart(t) {
+  const W = 1200, L = 190, R = 10, ROW = 18, HEAD = 20, AXIS = 22;
+  const t0 = t.since_us, t1 = t.now_us;
+  const x = (us) => L + (W - L - R) * Math.min(Math.max((us - t0) / (t1 - t0), 0), 1);
+  const nodes = new Map();
+  const node = (id) => {
+    if (!nodes.has(id)) nodes.set(id, { workers: new Map(), transfers: [] });
+    return nodes.get(id);
+  };
+  // A task's row is its worker's; an actor call's, its actor's instance's.
+  const nil = "00000000000000000000000000000000";
+  for (const a of t.tasks) {
+    const n = node(a.node);
+    const actor = a.worker === nil && a.actor;
+    const key = actor ? "actor " + a.actor + " " + a.pid : "worker " + a.worker;
+    if (!n.workers.has(key))
+      n.workers.set(key, { label: (actor ? "actor " + short(a.actor) : "worker " + short(a.worker)) +
+                           (a.pid ? " (pid " + a.pid + ")" : ""), slices: [] });
+    n.workers.get(key).slices.push(a);
+  }
+  for (const tr of t.transfers) node(tr.to).transfers.push(tr);
+  const rows = [];
+  for (const id of [...nodes.keys()].sort()) {
+    const n = nodes.get(id);
+    rows.push({ kind: "node", label: "node " + short(id) });
+    for (const info of n.workers.values())
+      rows.push({ kind: "worker", label: info.label, slices: info.slices });
+    if (n.transfers.length) {
+      n.transfers.sort((p, q) => p.start_us - q.start_us);
+      const lane = lanes(n.transfers);
+      const count = Math.max(...lane) + 1;
+      for (let i = 0; i < count; i++)
+        rows.push({ kind: "transfers", label: i ? "" : "object transfers",
+                    transfers: n.transfers.filter((_, k) => lane[k] === i) });
+    }
+  }
+  let height = AXIS;
+  for (const r of rows) height += r.kind === "node" ? HEAD : ROW;
+  const g = svg("svg", { viewBox: "0 0 " + W + " " + height, id: "timeline-chart" });
+  const text = (x0, y0, s, attrs) => {
+    const el = svg("text", Object.assign({ x: x0, y: y0, "font-size": 11, fill: "#1d2330" },
+                                         attrs || {}));
+    el.textContent = s;
+    return el;
+  };
+  for (let i = 0; i <= 6; i++) {
+    const us = t0 + ((t1 - t0) * i) / 6;
+    g.append(svg("line", { x1: x(us), x2: x(us), y1: 0, y2: height - AXIS,
+                           stroke: "#e3e6ec" }),
+             text(x(us), height - 6, i === 6 ? "now" :
+                  "−" + Math.round((t1 - us) / 1e6) + " s",
+                  { "text-anchor": i === 0 ? "start" : i === 6 ? "end" : "middle",
+                    fill: "#6b7385", "font-size": 10 }));
+  }
+  const names = new Map();
+  let y = 0;
+  for (const r of rows) {
+    if (r.kind === "node") {
+      g.append(svg("rect", { x: 0, y: y, width: W, height: HEAD, fill: "#eef0f4" }),
+               text(6, y + 14, r.label, { "font-weight": 600 }));
+      y += HEAD;
+      continue;
+    }
+    g.append(text(16, y + 13, r.label, { fill: "#6b7385" }));
+    for (const a of r.slices || []) {
+      const end = a.end_us || t1;
+      const rect = svg("rect", { x: x(a.start_us), y: y + 2, height: ROW - 4, rx: 2,
+        width: Math.max(x(end) - x(a.start_us), 1.5), fill: colourOf(a.name, names),
+        class: "slice" + (a.error ? " failed" : "") });
+      const tip = svg("title");
+      tip.textContent = a.name + " (attempt " + a.attempt + ") " +
+        (a.end_us ? duration(a.end_us - a.start_us) : "running") +
+        (a.error ? " · " + a.error : "");
+      rect.append(tip);
+      g.append(rect);
+    }
+    for (const tr of r.transfers || []) {
+      const rect = svg("rect", { x: x(tr.start_us), y: y + 3, height: ROW - 6, rx: 2,
+        width: Math.max(x(tr.end_us) - x(tr.start_us), 1.5),
+        fill: tr.error ? "#c92a2a" : "#868e96", class: "transfer" });
+      const tip = svg("title");
+      tip.textContent = bytes(tr.bytes) + " of object " + short(tr.object) + " from node " +
+        short(tr.from) + " in " + duration(tr.end_us - tr.start_us) +
+        (tr.error ? " · " + tr.error : "");
+      rect.append(tip);
+      g.append(rect);
+    }
+    y += ROW;
+  }
+  const legend = h("div", { class: "legend" }, [...names].map(([name, c]) =>
+    h("span", {}, h("i", { style: "background:" + c }), name)));
+  return h("div", { class: "chart timeline" }, g, legend);
+}
+
+async function drawTimeline() {
+  const t = await get("/api/timeline?window=" + timelineQuery.window);
+  const tasks = new Set(t.tasks.map((a) => a.task)).size;
+  const choose = h("select", { id: "timeline-window", onchange: (e) => {
+    timelineQuery.window = Number(e.target.value); route(); } },
+    [[10, "10 s"], [60, "1 min"], [300, "5 min"], [900, "15 min"], [3600, "1 h"]].map(
+      ([v, label]) => h("option", { value: v, selected: v === timelineQuery.window }, label)));
+  const notes = [];
+  if (t.truncated)
+    notes.push("Only the first " + t.tasks.length + " attempts of the window are drawn; " +
+               "pick a shorter one, or write the whole trace with prism timeline.");
+  if (t.dropped_events || t.forgotten_tasks)
+    notes.push("Not every task is here: " + t.dropped_events + " events were dropped, and " +
+               t.forgotten_tasks + " tasks forgotten to stay within the head's bound.");
+  view.replaceChildren(
+    h("h2", {}, "Timeline"),
+    h("div", { class: "toolbar" }, "The last ", choose,
+      h("span", { class: "muted", id: "timeline-summary" }, t.tasks.length + " attempts of " +
+        tasks + " tasks, " + t.transfers.length + " object transfers")),
+    notes.map((n) => h("p", { class: "muted" }, n)),
+    t.tasks.length || t.transfers.length ? timelineChart(t)
+      : h("p", { class: "muted" }, "No tasks in this window. Drivers record task events " +
+          "with config::task_events (or PRISM_TASK_EVENTS=1)."),
+    h("p", { class: "muted" }, "The whole trace, with arrows from each submission to its " +
+      "start, opens in Perfetto: prism timeline -o trace.json."));
+}
+
 // -- routing -----------------------------------------------------------------------
 
 function route() {
@@ -430,6 +580,7 @@ function route() {
   if (parts[0] === "submitted" && parts[1]) return showSubmitted(decodeURIComponent(parts[1]));
   if (parts[0] === "charts") return every(5000, drawCharts);
   if (parts[0] === "trees") return every(2000, drawTrees);
+  if (parts[0] === "timeline") return every(5000, drawTimeline);
   return every(2000, drawOverview);
 }
 

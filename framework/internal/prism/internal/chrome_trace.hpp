@@ -37,6 +37,9 @@ struct timeline_task {
   std::int64_t submit_us = 0;
   /// Its attempts, oldest first; one without a start is not drawn.
   std::vector<task_attempt> attempts;
+  /// The actor whose method it calls; nil for a task. A call's attempts
+  /// are drawn on the actor's row.
+  actor_id actor{};
 };
 
 class chrome_trace_writer {
@@ -84,6 +87,9 @@ private:
   int node_process(const node_id& n);
   /// The row of worker `w` on node `n`, named when first seen.
   row worker_row(const node_id& n, const worker_id& w, std::int32_t os_pid);
+  /// The row of actor `a`'s instance in process `os_pid` on node `n`,
+  /// named when first seen.
+  row actor_row(const node_id& n, const actor_id& a, std::int32_t os_pid);
   /// The row of `w` as a submitter: its own if it ran anything, else a
   /// driver's row.
   row submitter_row(const worker_id& w);
@@ -97,6 +103,8 @@ private:
   bool first_ = true;
   std::unordered_map<node_id, int> nodes_;
   std::unordered_map<worker_id, row> workers_;
+  /// By actor and process: a restarted actor's instance runs elsewhere.
+  std::unordered_map<std::string, row> actors_;
   std::unordered_map<worker_id, row> drivers_;
   std::unordered_map<worker_id, window> windows_;
   std::uint64_t next_tid_ = 1;
