@@ -170,7 +170,11 @@ void enqueue(owner_actor* self, const task_id& tid) {
 } // namespace
 
 std::string key_of(const internal::task_spec& spec) {
-  auto key = std::to_string(spec.job.value) + '|' + spec.resources.to_string();
+  // By function too: its leases take only its tasks, so the tasks of a
+  // short function are never pipelined behind a long one's, and each
+  // function's run time is its own.
+  auto key = std::to_string(spec.job.value) + '|' + spec.function + '|' +
+             spec.resources.to_string();
   if (!spec.affinity.nil())
     key += (spec.affinity_soft ? "|soft:" : "|hard:") + spec.affinity.hex();
   return key;

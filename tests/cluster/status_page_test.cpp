@@ -69,6 +69,12 @@ int page_fails(int) {
   throw std::runtime_error("the page test's task fails on purpose");
 }
 
+/// Works for `ms` milliseconds: slices of their own lengths on the timeline.
+int page_work(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds{ms});
+  return ms;
+}
+
 /// A value of `mb` MiB, kept in the object store of the node that made it.
 std::string page_big(int mb) {
   return std::string(static_cast<std::size_t>(mb) << 20, 'x');
@@ -79,6 +85,7 @@ PRISM_REMOTE(page_cache::create, &page_cache::size);
 PRISM_REMOTE(page_ticker);
 PRISM_REMOTE(page_fails);
 PRISM_REMOTE(page_big);
+PRISM_REMOTE(page_work);
 
 json get_json(const std::string& url, int want_status = 200) {
   auto a = get_answer(url);
@@ -405,6 +412,11 @@ BOOST_AUTO_TEST_CASE(in_a_real_browser_it_shows_the_cluster) {
   p.cluster.add_node({"--resources", R"({"far": 1})"});
   auto big = prism::task(page_big).resources({{"far", 1}}).remote(10);
   BOOST_REQUIRE_EQUAL(prism::get(big, 60s).size(), 10u << 20);
+  // Tasks of varied lengths, on the workers' rows, while the ticker runs.
+  std::vector<prism::object_ref<int>> work;
+  for (int i = 0; i < 30; ++i)
+    work.push_back(prism::task(page_work).remote(40 + (i * 37) % 160));
+  prism::get(work, 60s);
   auto job = prism::state::list(prism::state::kind::jobs).entries.at(0);
   auto artifacts = fs::path{PRISM_ARTIFACTS_DIR} / "status_page";
   fs::create_directories(artifacts);

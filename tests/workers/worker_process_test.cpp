@@ -537,6 +537,22 @@ BOOST_AUTO_TEST_CASE(a_process_that_does_not_register_in_time_is_killed) {
   BOOST_TEST(prism::get(prism::task(square).remote(4), result_timeout) == 16);
 }
 
+BOOST_AUTO_TEST_CASE(
+    a_short_task_never_waits_behind_a_long_one_of_another_function) {
+  worker_processes cluster;
+  // Short tasks of one shape: pushed to a worker many at a time.
+  for (int i = 0; i < 20; ++i)
+    BOOST_TEST(prism::get(prism::task(square).remote(i), result_timeout) ==
+               i * i);
+  // A long task of the same shape holds one worker; a short task after it
+  // runs on the other CPU, not queued behind it.
+  auto long_one = prism::task(pid_after).remote(8000);
+  auto started = std::chrono::steady_clock::now();
+  BOOST_TEST(prism::get(prism::task(pid_here).remote(), 5s) > 0);
+  BOOST_TEST((std::chrono::steady_clock::now() - started < 5s));
+  prism::get(long_one, result_timeout);
+}
+
 BOOST_AUTO_TEST_CASE(idle_workers_above_the_cpus_are_reaped) {
   worker_processes cluster;
   // A task blocked in get lends its CPU: six run at once on 2 CPUs.

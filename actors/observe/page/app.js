@@ -460,17 +460,21 @@ function timelineChart(t) {
     const actor = a.worker === nil && a.actor;
     const key = actor ? "actor " + a.actor + " " + a.pid : "worker " + a.worker;
     if (!n.workers.has(key))
-      n.workers.set(key, { label: (actor ? "actor " + short(a.actor) : "worker " + short(a.worker)) +
-                           (a.pid ? " (pid " + a.pid + ")" : ""), slices: [] });
+      n.workers.set(key, { actor: !!actor, slices: [],
+                           label: (actor ? "actor " + short(a.actor) : "worker " + short(a.worker)) +
+                           (a.pid ? " (pid " + a.pid + ")" : "") });
     n.workers.get(key).slices.push(a);
   }
   for (const tr of t.transfers) node(tr.to).transfers.push(tr);
+  // Under each node: its workers, its object transfers, then its actors
+  // (there may be many).
   const rows = [];
   for (const id of [...nodes.keys()].sort()) {
     const n = nodes.get(id);
     rows.push({ kind: "node", label: "node " + short(id) });
-    for (const info of n.workers.values())
-      rows.push({ kind: "worker", label: info.label, slices: info.slices });
+    const of = (actors) => [...n.workers.values()].filter((w) => w.actor === actors)
+      .map((w) => ({ kind: "worker", label: w.label, slices: w.slices }));
+    rows.push(...of(false));
     if (n.transfers.length) {
       n.transfers.sort((p, q) => p.start_us - q.start_us);
       const lane = lanes(n.transfers);
@@ -479,6 +483,7 @@ function timelineChart(t) {
         rows.push({ kind: "transfers", label: i ? "" : "object transfers",
                     transfers: n.transfers.filter((_, k) => lane[k] === i) });
     }
+    rows.push(...of(true));
   }
   let height = AXIS;
   for (const r of rows) height += r.kind === "node" ? HEAD : ROW;
