@@ -207,6 +207,8 @@ namespace {
 
 /// How long a job's end waits for the last output of its workers.
 constexpr auto output_flush_timeout = std::chrono::seconds{5};
+/// How long a driver's end waits for its node to take its last metrics.
+constexpr auto last_metrics_timeout = std::chrono::seconds{3};
 
 } // namespace
 
@@ -349,9 +351,11 @@ void embedded_cluster::end_jobs() {
     std::lock_guard<std::mutex> guard{mu_};
     shipper = metrics_shipper_;
   }
-  // The metrics updated since the last shipment are served too.
+  // The metrics updated since the last shipment are served too. A node
+  // that is gone ended the shipper (it watches the node): then this
+  // returns at once; a frozen one costs `last_metrics_timeout`.
   if (shipper)
-    ship_metrics_now(*sys_, shipper, control_timeout);
+    ship_metrics_now(*sys_, shipper, last_metrics_timeout);
   for (auto& d : drivers) {
     d->fail_all(err);
     if (gcs_up) {
