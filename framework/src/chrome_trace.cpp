@@ -54,21 +54,27 @@ int chrome_trace_writer::node_process(const node_id& n) {
   return node->second;
 }
 
+chrome_trace_writer::row chrome_trace_writer::new_row(const node_id& n,
+                                                      const char* kind,
+                                                      const unique_id& id,
+                                                      std::int32_t os_pid) {
+  row r{node_process(n), next_tid_++};
+  begin_event();
+  out_ << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << r.pid
+       << ",\"tid\":" << r.tid << ",\"args\":{\"name\":\"" << kind << ' '
+       << short_hex(id);
+  if (os_pid != 0)
+    out_ << " (pid " << os_pid << ")";
+  out_ << "\"}}";
+  return r;
+}
+
 chrome_trace_writer::row chrome_trace_writer::worker_row(const node_id& n,
                                                          const worker_id& w,
                                                          std::int32_t os_pid) {
   if (auto i = workers_.find(w); i != workers_.end())
     return i->second;
-  row r{node_process(n), next_tid_++};
-  workers_.emplace(w, r);
-  begin_event();
-  out_ << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << r.pid
-       << ",\"tid\":" << r.tid << ",\"args\":{\"name\":\"worker "
-       << short_hex(w);
-  if (os_pid != 0)
-    out_ << " (pid " << os_pid << ")";
-  out_ << "\"}}";
-  return r;
+  return workers_.emplace(w, new_row(n, "worker", w, os_pid)).first->second;
 }
 
 chrome_trace_writer::row chrome_trace_writer::actor_row(const node_id& n,
@@ -77,16 +83,8 @@ chrome_trace_writer::row chrome_trace_writer::actor_row(const node_id& n,
   auto key = a.hex() + n.hex() + std::to_string(os_pid);
   if (auto i = actors_.find(key); i != actors_.end())
     return i->second;
-  row r{node_process(n), next_tid_++};
-  actors_.emplace(std::move(key), r);
-  begin_event();
-  out_ << "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" << r.pid
-       << ",\"tid\":" << r.tid << ",\"args\":{\"name\":\"actor "
-       << short_hex(a);
-  if (os_pid != 0)
-    out_ << " (pid " << os_pid << ")";
-  out_ << "\"}}";
-  return r;
+  return actors_.emplace(std::move(key), new_row(n, "actor", a, os_pid))
+      .first->second;
 }
 
 chrome_trace_writer::row

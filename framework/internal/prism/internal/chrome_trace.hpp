@@ -85,6 +85,9 @@ private:
   };
   /// The process of node `n`, named when first seen.
   int node_process(const node_id& n);
+  /// A new row on node `n`'s process, named "`kind` <id> (pid `os_pid`)".
+  row new_row(const node_id& n, const char* kind, const unique_id& id,
+              std::int32_t os_pid);
   /// The row of worker `w` on node `n`, named when first seen.
   row worker_row(const node_id& n, const worker_id& w, std::int32_t os_pid);
   /// The row of actor `a`'s instance in process `os_pid` on node `n`,
