@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 
@@ -226,6 +228,43 @@ bool fork_workers(const config& cfg) {
          (env == nullptr || std::string{env} != "0");
 }
 
+// The memory this process may use: the host's, or its cgroup's limit if
+// that is lower (a container's); 0 if unknown.
+std::uint64_t memory_available_here() {
+  auto pages = ::sysconf(_SC_PHYS_PAGES);
+  auto page = ::sysconf(_SC_PAGESIZE);
+  std::uint64_t host =
+      pages > 0 && page > 0
+          ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+          : 0;
+  std::ifstream limit{"/sys/fs/cgroup/memory.max"};
+  std::uint64_t cgroup = 0;
+  if (limit >> cgroup && cgroup > 0 && (host == 0 || cgroup < host))
+    return cgroup;
+  return host;
+}
+
+std::uint64_t object_store_bytes(const config& cfg) {
+  if (cfg.object_store_memory > 0)
+    return cfg.object_store_memory;
+  auto memory = memory_available_here();
+  return memory > 0 ? memory / 10 * 3 : std::uint64_t{1} << 30;
+}
+
+std::shared_ptr<internal::object_arena> make_object_arena(const config& cfg,
+                                                          const node_id& node) {
+  try {
+    return internal::object_arena::create(object_store_bytes(cfg), node);
+  } catch (const std::system_error& e) {
+    component_logger("raylet")->warn(
+        "the object store keeps its objects in the node's own memory: its "
+        "shared memory cannot be made ({}); worker processes read them in "
+        "chunks",
+        e.what());
+    return nullptr;
+  }
+}
+
 } // namespace
 
 void use_worker_processes(caf::actor_system& sys, const config& cfg,
@@ -239,6 +278,7 @@ void use_worker_processes(caf::actor_system& sys, const config& cfg,
                     sys.render(port.error()));
   }
   rc.door_address = address_of(host_port{"127.0.0.1", *port});
+  rc.object_arena = make_object_arena(cfg, rc.node);
   // A fork server keeps a spare for each worker process the node may start
   // at once (its CPUs).
   worker_output::settings output;

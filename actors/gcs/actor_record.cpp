@@ -61,8 +61,7 @@ internal::death_kind from_record(persistence::death_kind k) {
 
 std::string encode_spec(const internal::actor_spec& spec) {
   auto v = detail::encode(spec);
-  return v.bytes ? std::string{v.bytes->begin(), v.bytes->end()}
-                 : std::string{};
+  return std::string{v.bytes.begin(), v.bytes.end()};
 }
 
 std::optional<internal::actor_spec> decode_spec(const std::string& bytes) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -167,11 +168,13 @@ void pull_done(owner_actor* self, const object_id& id, detail::value value) {
     note_transfer(self, id, p, value.size());
     if (p.owner) {
       borrowed_read(self, id, value, p);
+      st.objects.sealable.erase(id);
       return;
     }
   }
   if (st.objects.readers.count(id) > 0)
     keep_secondary(self, id, value);
+  st.objects.sealable.erase(id);
   internal::memory_store::result found;
   found.st = internal::memory_store::state::ready;
   found.val = std::move(value);
@@ -185,7 +188,7 @@ void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
 // one after the other at the end; one that overtook another leaves a gap,
 // filled when the other comes.
 void place_chunk(detail::byte_buffer& bytes, std::uint64_t offset,
-                 const detail::byte_buffer& chunk) {
+                 const detail::shared_bytes& chunk) {
   if (offset > bytes.size())
     bytes.resize(offset);
   auto at = static_cast<std::size_t>(offset);
@@ -196,8 +199,168 @@ void place_chunk(detail::byte_buffer& bytes, std::uint64_t offset,
   bytes.insert(bytes.end(), split, chunk.end());
 }
 
+// Bytes of this node's store, read in place from its shared memory: pinned
+// there until the last copy of them goes, then the node is told.
+struct mapped_bytes {
+  std::shared_ptr<const internal::arena_view> arena;
+  caf::weak_actor_ptr raylet;
+  std::uint64_t pin = 0;
+
+  ~mapped_bytes() {
+    // From whichever thread drops the last copy; nothing once the node's
+    // handle is gone (it forgets a gone reader's pins by itself).
+    if (auto r = raylet.lock())
+      caf::anon_send(caf::actor_cast<caf::actor>(r),
+                     protocol::unmap_object{pin});
+  }
+};
+
+// This node's store's shared memory as `m` names it, mapped once (again if
+// the node is a new one); nullptr if it cannot be mapped here.
+std::shared_ptr<const internal::arena_view>
+arena_of(owner_actor* self, const protocol::object_mapped& m) {
+  auto& objects = self->state.objects;
+  if (m.arena_mark == objects.arena_refused)
+    return nullptr;
+  if (!objects.arena || objects.arena_mark != m.arena_mark) {
+    std::string why;
+    objects.arena = internal::arena_view::open(m.arena_path, m.arena_bytes,
+                                               m.arena_mark, why, true);
+    objects.arena_mark = m.arena_mark;
+    if (!objects.arena) {
+      objects.arena_refused = m.arena_mark;
+      self->state.log->info("reads objects of this node's store in chunks: "
+                            "its shared memory cannot be mapped here ({})",
+                            why);
+    }
+  }
+  return objects.arena;
+}
+
+// Writes chunk `c` of the read `p` into place: into its room in this node's
+// store, or into this process's buffer.
+void place(object_pull& p, const protocol::object_chunk& c) {
+  if (p.room != nullptr)
+    std::memcpy(p.room + c.offset, c.part.bytes.data(), c.part.size());
+  else
+    place_chunk(*p.bytes, c.offset, c.part.bytes);
+  p.received += c.part.size();
+}
+
+// Whether the read `p`, from another node, writes its chunks into room in
+// this node's store: a process of its own, whose shared memory this one maps.
+// The value read then is the node's copy too, kept without sending it.
+bool reads_into_node(owner_actor* self, const object_pull& p) {
+  auto& st = self->state;
+  return st.cfg.raylet && !st.cfg.node.nil() && p.from.node != st.cfg.node &&
+         st.cfg.raylet.node() != self->node();
+}
+
+// The read `p` of `id` is whole, or asks for its next chunks.
+void go_on(owner_actor* self, const object_id& id, object_pull& p) {
+  if (p.received >= p.total) {
+    auto value = std::move(p.value);
+    if (p.room != nullptr) {
+      value.bytes = detail::shared_bytes{p.room_keeper, p.room, p.total};
+      self->state.objects.sealable[id] = p.room_pin;
+    } else {
+      value.bytes = std::move(p.bytes);
+    }
+    pull_done(self, id, std::move(value));
+    return;
+  }
+  while (p.in_flight < chunks_in_flight && p.next < p.total) {
+    auto offset = p.next;
+    p.next += std::min(chunk_bytes, p.total - offset);
+    ask_chunk(self, id, p, offset, chunk_bytes);
+  }
+}
+
+// Room for the whole payload in this process: written by the chunks alone,
+// since a buffer filled with zeros first would write every page twice.
+void room_here(object_pull& p) {
+  p.bytes = std::make_shared<detail::byte_buffer>();
+  p.bytes->reserve(p.total);
+  detail::advise_huge_pages(p.bytes->data(), p.bytes->capacity());
+}
+
+// The read of `id` numbered `serial`, if it still goes on; else nullptr.
+object_pull* current_pull(owner_actor* self, const object_id& id,
+                          std::uint64_t serial) {
+  auto& pulling = self->state.objects.pulling;
+  auto i = pulling.find(id);
+  return i != pulling.end() && i->second.serial == serial ? &i->second
+                                                          : nullptr;
+}
+
+// Where the bytes that `m`, the node `raylet`'s answer, names lie in this
+// process's mapping of the node's store (`writable` to fill them), and what
+// keeps them pinned there; nothing if they are not `wanted` any more or
+// cannot be mapped here, and the node lets go of them then.
+std::pair<char*, std::shared_ptr<const void>>
+take_mapped(owner_actor* self, const caf::actor& raylet,
+            const protocol::object_mapped& m, bool wanted, bool writable) {
+  if (!m.ok)
+    return {};
+  char* at = nullptr;
+  std::shared_ptr<const internal::arena_view> arena;
+  if (wanted)
+    arena = arena_of(self, m);
+  if (arena)
+    at = writable ? arena->writable_at(m.offset, m.size)
+                  : const_cast<char*>(arena->at(m.offset, m.size));
+  if (at == nullptr) {
+    self->send(raylet, protocol::unmap_object{m.pin});
+    return {};
+  }
+  auto keeper = std::make_shared<mapped_bytes>();
+  keeper->arena = std::move(arena);
+  keeper->raylet = caf::actor_cast<caf::weak_actor_ptr>(raylet);
+  keeper->pin = m.pin;
+  return {at, std::move(keeper)};
+}
+
+// This node (`raylet`) answered where the read of `m.id` may write its
+// payload: there, or, without room, in this process. The chunks that came
+// meanwhile go into place.
+void room_given(owner_actor* self, const caf::actor& raylet,
+                std::uint64_t serial, protocol::object_mapped& m) {
+  auto* p = current_pull(self, m.id, serial);
+  auto [at, keeper] =
+      take_mapped(self, raylet, m, p != nullptr && m.size == p->total, true);
+  if (p == nullptr)
+    return;
+  if (at != nullptr) {
+    p->room = at;
+    p->room_keeper = std::move(keeper);
+    p->room_pin = m.pin;
+  } else {
+    room_here(*p);
+  }
+  for (auto& c : p->early)
+    place(*p, c);
+  p->early.clear();
+  go_on(self, m.id, *p);
+}
+
+// Asks this node for room for the payload of the read `p` of `id`.
+void ask_room(owner_actor* self, const object_id& id, const object_pull& p) {
+  auto raylet = self->state.cfg.raylet;
+  self->request(raylet, store_timeout, protocol::create_object{id, p.total})
+      .then(
+          [self, raylet, serial = p.serial](protocol::object_mapped& m) {
+            room_given(self, raylet, serial, m);
+          },
+          [self, raylet, id, serial = p.serial](caf::error&) {
+            protocol::object_mapped none;
+            none.id = id;
+            room_given(self, raylet, serial, none);
+          });
+}
+
 // A chunk of a read arrived: it goes into place, and the next chunks are
-// asked for.
+// asked for. The first says how large the value is: room is made for it,
+// in this node's store where it can be.
 void chunk_arrived(owner_actor* self, std::uint64_t serial,
                    protocol::object_chunk& c) {
   auto& st = self->state;
@@ -211,7 +374,7 @@ void chunk_arrived(owner_actor* self, std::uint64_t serial,
     return;
   }
   auto size = static_cast<std::uint64_t>(c.part.size());
-  if (!p.bytes) {
+  if (p.next == 0) {
     if (c.offset != 0 || size > c.total || (size == 0 && c.total > 0)) {
       pull_failed(self, c.id, serial, "its first chunk does not fit the value");
       return;
@@ -223,29 +386,21 @@ void chunk_arrived(owner_actor* self, std::uint64_t serial,
     p.total = c.total;
     p.value.tag = c.part.tag;
     p.value.refs = std::move(c.part.refs);
-    // Room for the whole payload, written by the chunks alone: a buffer
-    // filled with zeros first would write every page of it twice.
-    p.bytes = std::make_shared<detail::byte_buffer>();
-    p.bytes->reserve(p.total);
-    detail::advise_huge_pages(p.bytes->data(), p.bytes->capacity());
     p.next = size;
+    if (reads_into_node(self, p))
+      ask_room(self, c.id, p);
+    else
+      room_here(p);
   } else if (c.total != p.total || c.offset >= p.total ||
              size != std::min(chunk_bytes, p.total - c.offset)) {
     pull_failed(self, c.id, serial, "a chunk does not fit the value");
     return;
   }
-  place_chunk(*p.bytes, c.offset, *c.part.bytes);
-  p.received += size;
-  if (p.received >= p.total) {
-    p.value.bytes = std::move(p.bytes);
-    pull_done(self, c.id, std::move(p.value));
-    return;
-  }
-  while (p.in_flight < chunks_in_flight && p.next < p.total) {
-    auto offset = p.next;
-    p.next += std::min(chunk_bytes, p.total - offset);
-    ask_chunk(self, c.id, p, offset, chunk_bytes);
-  }
+  if (p.room == nullptr && !p.bytes)
+    p.early.push_back(std::move(c)); // Until the node says where it goes.
+  else
+    place(p, c);
+  go_on(self, c.id, p);
 }
 
 void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
@@ -260,12 +415,57 @@ void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
             });
 }
 
+// The node (`from`) said where a value lies in its store's shared memory:
+// the value is read in place, or in chunks if it is not there or cannot be
+// mapped.
+void mapped_arrived(owner_actor* self, const caf::actor& from,
+                    std::uint64_t serial, protocol::object_mapped& m) {
+  auto* p = current_pull(self, m.id, serial);
+  auto [at, keeper] = take_mapped(self, from, m, p != nullptr, false);
+  if (p == nullptr)
+    return;
+  if (!m.ok && !m.error.message.empty()) {
+    pull_failed(self, m.id, serial, m.error.message);
+    return;
+  }
+  if (at == nullptr) {
+    ask_chunk(self, m.id, *p, 0, chunk_bytes);
+    return;
+  }
+  detail::value v;
+  v.tag = m.tag;
+  v.refs = std::move(m.refs);
+  v.bytes = detail::shared_bytes{std::move(keeper), at, m.size};
+  pull_done(self, m.id, std::move(v));
+}
+
+// Whether `p` reads from this node's store in another process on this
+// host, whose shared memory this process can map.
+bool maps_from(owner_actor* self, const object_pull& p) {
+  auto& st = self->state;
+  return p.from.raylet && p.from.node == st.cfg.node &&
+         p.from.raylet.node() != self->node();
+}
+
 // Starts the read `p` of `id`: straight from the store's process, whose
 // death then shows at once. A store in this process hands over the whole
-// value, sharing its bytes; one in another process sends it in chunks.
+// value, sharing its bytes; one in another process on this node maps it in
+// place where it can; any other sends it in chunks.
 void start_pull(owner_actor* self, const object_id& id, object_pull& p) {
   if (task_event_recording())
     p.start_us = internal::unix_us_now();
+  if (maps_from(self, p)) {
+    self->request(p.from.raylet, pull_timeout, protocol::map_object{id})
+        .then(
+            [self, from = p.from.raylet,
+             serial = p.serial](protocol::object_mapped& m) {
+              mapped_arrived(self, from, serial, m);
+            },
+            [self, id, serial = p.serial](caf::error& err) {
+              pull_failed(self, id, serial, self->system().render(err));
+            });
+    return;
+  }
   reach(self, p.from.raylet.node(), p.from.contact,
         [self, id, serial = p.serial] {
           auto i = self->state.objects.pulling.find(id);
@@ -539,15 +739,21 @@ void keep_in_node(owner_actor* self, const object_id& id, detail::value value,
                   std::int32_t attempt,
                   std::function<void(const std::string&)> kept) {
   auto& st = self->state;
-  self->request(st.cfg.raylet, store_timeout,
-                protocol::store_object{id, std::move(value), attempt})
-      .then([kept = std::move(kept)](
-                const std::string& contact) { kept(contact); },
-            [self, id](caf::error& err) {
-              self->state.log->warn("object {}: a copy was not kept in this "
-                                    "node's store: {}",
-                                    id.hex(), self->system().render(err));
-            });
+  auto keep = [&](auto msg) {
+    self->request(st.cfg.raylet, store_timeout, std::move(msg))
+        .then([kept = std::move(kept)](
+                  const std::string& contact) { kept(contact); },
+              [self, id](caf::error& err) {
+                self->state.log->warn("object {}: a copy was not kept in "
+                                      "this node's store: {}",
+                                      id.hex(), self->system().render(err));
+              });
+  };
+  // A value read into room in the node's store is kept where it lies.
+  if (auto s = st.objects.sealable.find(id); s != st.objects.sealable.end())
+    keep(protocol::seal_object{id, s->second, value.tag, value.refs, attempt});
+  else
+    keep(protocol::store_object{id, std::move(value), attempt});
 }
 
 // -- borrowers ----------------------------------------------------------------

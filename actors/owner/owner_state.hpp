@@ -31,6 +31,7 @@
 #include "common/log.hpp"
 #include "net/peers.hpp"
 #include "owner/owner.hpp"
+#include "prism/internal/object_arena.hpp"
 #include "prism/internal/task_events.hpp"
 #include "prism/internal/task_state.hpp"
 #include "protocol/lineage.hpp"
@@ -81,9 +82,17 @@ struct object_pull {
   std::uint64_t next = 0;
   std::uint64_t received = 0;
   int in_flight = 0;
-  /// Its tag and refs (from the first chunk), and the payload read so far.
+  /// Its tag and refs (from the first chunk), and the payload read so far:
+  /// in `bytes` (this process's memory), or in room in this node's store
+  /// (`room`, kept by `room_keeper`, pinned as `room_pin`), asked for once
+  /// the first chunk told the size; chunks that come before the answer wait
+  /// in `early`.
   detail::value value;
   std::shared_ptr<detail::byte_buffer> bytes;
+  char* room = nullptr;
+  std::shared_ptr<const void> room_keeper;
+  std::uint64_t room_pin = 0;
+  std::vector<protocol::object_chunk> early;
 };
 
 /// Who waits for objects, and which processes this owner watches for them.
@@ -106,6 +115,14 @@ struct object_serving_state {
   std::unordered_map<object_id, object_pull> pulling;
   /// The serial number of the next read from a node's store.
   std::uint64_t next_pull = 1;
+  /// This node's store's shared memory, mapped once for reads in place, and
+  /// its mark; the mark of one that could not be mapped, not tried again.
+  std::shared_ptr<const internal::arena_view> arena;
+  unique_id arena_mark;
+  unique_id arena_refused;
+  /// Values just read into room in this node's store, by the pin of that
+  /// room: a copy the node keeps by `seal_object`, without their bytes.
+  std::unordered_map<object_id, std::uint64_t> sealable;
   /// API threads waiting in `get` for an object kept in a node's store.
   std::unordered_map<object_id, std::vector<caf::response_promise>> readers;
 };

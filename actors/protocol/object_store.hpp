@@ -77,6 +77,94 @@ typename Inspector::result_type inspect(Inspector& f, object_chunk& x) {
   return f(x.id, x.ok, x.error, x.total, x.offset, x.part);
 }
 
+/// owner -> the raylet of its node, from another process on the node's
+/// host: where the value of an object in the node's store lies in the
+/// store's shared memory, for the owner to map and read it in place.
+/// Answered with `object_mapped`. The raylet keeps those bytes where they
+/// are for the asking actor until `unmap_object` names the answer's pin,
+/// or the asking actor is gone.
+struct map_object {
+  object_id id;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, map_object& x) {
+  return f(x.id);
+}
+
+/// raylet -> owner: where a stored value lies in the node store's shared
+/// memory. Not `ok`: the store has no copy (`error` says so), or keeps it
+/// outside its shared memory (`error` empty: read it in chunks).
+struct object_mapped {
+  object_id id;
+  bool ok = false;
+  detail::error_info error;
+  /// Where a process on the host opens the shared memory, its size, and
+  /// what marks its header (see `internal::arena_view`).
+  std::string arena_path;
+  std::uint64_t arena_bytes = 0;
+  unique_id arena_mark;
+  /// The payload's place in it, and the rest of the value.
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint64_t tag = 0;
+  std::vector<detail::contained_ref> refs;
+  /// What `unmap_object` names once the reader is done with the bytes.
+  std::uint64_t pin = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, object_mapped& x) {
+  return f(x.id, x.ok, x.error, x.arena_path, x.arena_bytes, x.arena_mark,
+           x.offset, x.size, x.tag, x.refs, x.pin);
+}
+
+/// owner -> the raylet of its node, from another process on the node's
+/// host: room for `size` bytes in the store's shared memory, for the owner
+/// to write an object's value into (a value it reads from another node)
+/// and then keep in the store with `seal_object`, or read in place.
+/// Answered with `object_mapped`: its place, pinned for the asking actor
+/// (as by `map_object`); not `ok` (no error) if the store has no shared
+/// memory or no room that large.
+struct create_object {
+  object_id id;
+  std::uint64_t size = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, create_object& x) {
+  return f(x.id, x.size);
+}
+
+/// owner -> the raylet of its node: keep the value written into the room
+/// pinned as `pin` (see `create_object`), with its tag and refs, as `id`
+/// made by run `attempt` of its task, as `store_object` would. Answered with
+/// the raylet's contact, as `store_object` is; an error if the pin is
+/// unknown (the reader is gone, or the room was never handed out).
+struct seal_object {
+  object_id id;
+  std::uint64_t pin = 0;
+  std::uint64_t tag = 0;
+  std::vector<detail::contained_ref> refs;
+  std::int32_t attempt = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, seal_object& x) {
+  return f(x.id, x.pin, x.tag, x.refs, x.attempt);
+}
+
+/// owner process -> raylet: the bytes pinned by `object_mapped::pin` are
+/// read no more. It is not an error if the pin is unknown.
+struct unmap_object {
+  std::uint64_t pin = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, unmap_object& x) {
+  return f(x.pin);
+}
+
 /// owner -> raylet: nobody references the object any more. `attempt` is the
 /// run of the task whose copy this is, so that the free of a stale run does
 /// not drop the copy of a later one.

@@ -83,11 +83,15 @@ typename Inspector::result_type inspect(Inspector& f, count_objects&) {
 struct object_store_usage {
   std::uint64_t objects = 0;
   std::uint64_t bytes = 0;
+  /// Bytes of the store's shared memory in use, and the reads in place that
+  /// pin some of them.
+  std::uint64_t shared_bytes = 0;
+  std::uint64_t mapped_reads = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, object_store_usage& x) {
-  return f(x.objects, x.bytes);
+  return f(x.objects, x.bytes, x.shared_bytes, x.mapped_reads);
 }
 
 /// fixture -> gcs: how many lineage records the control store keeps; answered

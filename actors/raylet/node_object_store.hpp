@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "prism/detail/value.hpp"
 #include "prism/ids.hpp"
+#include "prism/internal/object_arena.hpp"
 
 namespace prism::actors {
 
@@ -12,11 +15,28 @@ namespace prism::actors {
 /// objects, too large to pass inline, kept until their owner frees them.
 /// Each copy remembers the run of the task that made it (0 for a put), so
 /// that the free of a stale run does not drop the copy of a later one.
+///
+/// With an arena, values are kept in it while it has room, where readers on
+/// the node's host map them; past its room, and without one, on the heap.
 class node_object_store {
 public:
+  node_object_store() = default;
+
+  explicit node_object_store(std::shared_ptr<internal::object_arena> arena)
+      : arena_(std::move(arena)) {}
+
   /// Keeps `value` as `id`, made by run `attempt` of its task; replaces any
   /// copy kept before.
   void keep(const object_id& id, detail::value value, std::int32_t attempt);
+
+  /// The arena values are kept in; nullptr if none.
+  const std::shared_ptr<internal::object_arena>& arena() const noexcept {
+    return arena_;
+  }
+
+  /// Where the payload of `value`, a value this store keeps, lies in the
+  /// arena; nullopt if it lies elsewhere (or is empty).
+  std::optional<std::uint64_t> arena_offset(const detail::value& value) const;
 
   /// Returns the value kept as `id`, or nullptr if the store does not have
   /// it.
@@ -53,6 +73,7 @@ private:
     std::int32_t attempt = 0;
   };
 
+  std::shared_ptr<internal::object_arena> arena_;
   std::unordered_map<object_id, stored_object> objects_;
   std::uint64_t bytes_ = 0;
 };

@@ -24,6 +24,7 @@ namespace {
 
 void process_down(raylet_actor* self, const caf::down_msg& msg) {
   auto& st = self->state;
+  unmap_all(self, msg.source);
   if (host_gone(self, msg))
     return;
   if (auto w = st.pool.find(msg.source)) {
@@ -90,6 +91,7 @@ void go_down(raylet_actor* self, const caf::exit_msg& msg) {
 void start(raylet_actor* self, raylet_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
+  st.objects = node_object_store{st.cfg.object_arena};
   st.log = component_logger("raylet");
   st.contact = own_contact(self->system());
   st.here = internal::cluster_node{st.cfg.node, st.cfg.resources, true};
@@ -217,6 +219,12 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](const protocol::pull_object& msg) {
         return read_stored(self, msg);
       },
+      [self](const protocol::map_object& msg) { return map_stored(self, msg); },
+      [self](const protocol::unmap_object& msg) { unmap(self, msg.pin); },
+      [self](const protocol::create_object& msg) {
+        return create_stored(self, msg);
+      },
+      [self](protocol::seal_object& msg) { return seal_stored(self, msg); },
       [self](const protocol::free_object& msg) {
         self->state.objects.free(msg.id, msg.attempt);
       },

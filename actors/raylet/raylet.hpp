@@ -13,6 +13,7 @@
 #include "common/executor.hpp"
 #include "owner/owner_directory.hpp"
 #include "prism/ids.hpp"
+#include "prism/internal/object_arena.hpp"
 #include "prism/internal/resource_set.hpp"
 #include "raylet/process_launcher.hpp"
 
@@ -35,6 +36,9 @@ struct raylet_config {
 
   // -- worker processes -------------------------------------------------------
 
+  /// Set: the node's store keeps objects in this shared memory, which the
+  /// node's worker processes and drivers map to read them in place.
+  std::shared_ptr<internal::object_arena> object_arena;
   /// Set: the node's workers are processes this launcher starts, each bound
   /// to one job from its start; not set: they are threads of this process.
   std::shared_ptr<process_launcher> launcher;

@@ -123,6 +123,16 @@ struct raylet_state {
 
   /// The node's object store.
   node_object_store objects;
+  /// Bytes of the store that readers on the host map, by pin: kept where
+  /// they are (freed or not) until unmapped or their reader is gone.
+  struct mapped_read {
+    caf::actor_addr reader;
+    detail::shared_bytes bytes;
+  };
+  std::unordered_map<std::uint64_t, mapped_read> mapped;
+  /// The pins of each reader ever watched for them.
+  std::unordered_map<caf::actor_addr, std::unordered_set<std::uint64_t>>
+      mapped_by_reader;
 
   // -- worker processes -------------------------------------------------------
 
@@ -416,6 +426,26 @@ bool keep_result(raylet_actor* self, protocol::seal_result& msg);
 /// object_lost error.
 protocol::object_chunk read_stored(raylet_actor* self,
                                    const protocol::pull_object& msg);
+
+/// Where a stored object lies in the store's shared memory, pinned there for
+/// the asking reader (or why it cannot be mapped).
+protocol::object_mapped map_stored(raylet_actor* self,
+                                   const protocol::map_object& msg);
+
+/// Room in the store's shared memory, pinned for the asking owner to write a
+/// value into (or why there is none).
+protocol::object_mapped create_stored(raylet_actor* self,
+                                      const protocol::create_object& msg);
+
+/// Keeps the value an owner wrote into pinned room; answers the contact.
+caf::result<std::string> seal_stored(raylet_actor* self,
+                                     protocol::seal_object& msg);
+
+/// A reader is done with the bytes pinned as `pin`.
+void unmap(raylet_actor* self, std::uint64_t pin);
+
+/// A reader is gone: its pins go (nothing if it held none).
+void unmap_all(raylet_actor* self, const caf::actor_addr& reader);
 
 /// Drops every stored object (fault injection); returns how many.
 std::uint64_t drop_objects(raylet_actor* self);

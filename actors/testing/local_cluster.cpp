@@ -136,7 +136,7 @@ local_cluster::object_store(const node_id& id) const {
   auto r = actors::running_cluster().object_store(id);
   if (!r)
     return std::nullopt;
-  return store_usage{r->first, r->second};
+  return store_usage{r->objects, r->bytes, r->shared_bytes, r->mapped_reads};
 }
 
 std::optional<std::size_t> local_cluster::drop_objects(const node_id& id) {

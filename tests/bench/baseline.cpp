@@ -99,6 +99,7 @@ const std::map<std::string, judgement>& table() {
       {"status_page_100k_actors_search_ms", cost()},
       {"status_page_100k_actors_overview_ms", cost()},
       {"cluster_get_100mb_across_nodes", against(tcp_bulk)},
+      {"node_get_100mb_same_node", against("page_fault_floor_100mb")},
       {"worker_process_start_ms", cost()},
       {"cluster_node_kill_to_retry_ms", cost()},
       {"cluster_node_freeze_detect_ms", cost()},

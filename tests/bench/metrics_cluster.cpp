@@ -293,11 +293,9 @@ double actor_calls_async(const run_options& opts) {
   });
 }
 
-double get_100mb_across_nodes(const run_options& opts) {
-  running_cluster();
-  int mb = opts.smoke ? 10 : 100;
-  // Made on the far node and kept in its object store; then read here.
-  auto ref = task(cluster_big_value).resources({{"far", 1}}).remote(mb);
+/// MB/s of the driver's `get` of `ref`, a value of `mb` MB made by a task
+/// and kept in a node's store (the task is waited for first).
+double get_rate(const object_ref<std::string>& ref, int mb) {
   wait(std::vector<object_ref<std::string>>{ref}, 1, result_timeout);
   auto start = clock::now();
   auto value = get(ref, result_timeout);
@@ -305,6 +303,24 @@ double get_100mb_across_nodes(const run_options& opts) {
   expect(value.size() == static_cast<std::size_t>(mb) << 20,
          "the value read is not the size written");
   return mb / took.count();
+}
+
+double get_100mb_across_nodes(const run_options& opts) {
+  running_cluster();
+  int mb = opts.smoke ? 10 : 100;
+  // Made on the far node and kept in its object store; then read here.
+  return get_rate(task(cluster_big_value).resources({{"far", 1}}).remote(mb),
+                  mb);
+}
+
+/// A 100 MB value made on the driver's own node and kept in its store, read
+/// by the driver: in place, from the store's shared memory, into a string
+/// of its own (fresh memory: `page_fault_floor_100mb` is what that costs).
+double get_100mb_same_node(const run_options& opts) {
+  running_cluster();
+  int mb = opts.smoke ? 10 : 100;
+  auto here = prism::get_runtime_context().node;
+  return get_rate(task(cluster_big_value).node_affinity(here).remote(mb), mb);
 }
 
 /// Actors per second, created by a job of their own with `iso` and called
@@ -619,6 +635,7 @@ std::vector<metric> cluster_metrics() {
        }},
       {"cluster_get_100mb_across_nodes", "MB_per_s", false,
        get_100mb_across_nodes},
+      {"node_get_100mb_same_node", "MB_per_s", false, get_100mb_same_node},
       {"worker_process_start_ms", "ms", false, worker_process_start_ms},
       {"cluster_node_freeze_detect_ms", "ms", false, node_freeze_detect_ms},
       {"cluster_node_kill_to_retry_ms", "ms", false, node_kill_to_retry_ms},

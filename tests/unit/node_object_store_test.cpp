@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "raylet/node_object_store.hpp"
 
@@ -93,6 +94,54 @@ BOOST_AUTO_TEST_CASE(clear_drops_every_object) {
   BOOST_TEST(store.find(id) == nullptr);
   BOOST_TEST(store.size() == 0u);
   BOOST_TEST(store.bytes() == 0u);
+}
+
+// -- with an arena ------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(a_kept_value_lies_in_the_arena_and_reads_the_same) {
+  auto arena = prism::internal::object_arena::create(
+      1 << 20, prism::unique_id::random());
+  node_object_store store{arena};
+  auto id = some_object(1);
+  store.keep(id, bytes_of(1000, 'q'), 1);
+  auto found = store.find(id);
+  BOOST_TEST_REQUIRE(found != nullptr);
+  BOOST_TEST((*found == bytes_of(1000, 'q')));
+  auto at = store.arena_offset(*found);
+  BOOST_TEST_REQUIRE(at.has_value());
+  BOOST_TEST(arena->holds(found->bytes.data()));
+  BOOST_TEST(arena->offset_of(found->bytes.data()) == *at);
+  BOOST_TEST(arena->used() >= 1000u);
+  // Freed, its room is the arena's again.
+  BOOST_TEST(store.free(id, 1));
+  BOOST_TEST(arena->used() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(bytes_still_read_keep_their_room_after_a_free) {
+  auto arena = prism::internal::object_arena::create(
+      1 << 20, prism::unique_id::random());
+  node_object_store store{arena};
+  auto id = some_object(1);
+  store.keep(id, bytes_of(1000, 'q'), 1);
+  auto read = store.find(id)->bytes;
+  store.free(id, 1);
+  BOOST_TEST(arena->used() >= 1000u);
+  BOOST_TEST(std::string(read.begin(), read.end()) == std::string(1000, 'q'));
+  read = {};
+  BOOST_TEST(arena->used() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_value_past_the_arenas_room_is_kept_outside_it) {
+  auto arena =
+      prism::internal::object_arena::create(4096, prism::unique_id::random());
+  node_object_store store{arena};
+  auto id = some_object(1);
+  store.keep(id, bytes_of(10000, 'z'), 1);
+  auto found = store.find(id);
+  BOOST_TEST_REQUIRE(found != nullptr);
+  BOOST_TEST((*found == bytes_of(10000, 'z')));
+  BOOST_TEST(!store.arena_offset(*found).has_value());
+  BOOST_TEST(store.bytes() == 10000u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -730,6 +730,45 @@ inline protocol::object_chunk sample(type_tag<protocol::object_chunk>,
           .part = some_value()};
 }
 
+inline protocol::map_object sample(type_tag<protocol::map_object>,
+                                   const caf::actor&) {
+  return {.id = some_object()};
+}
+
+inline protocol::object_mapped sample(type_tag<protocol::object_mapped>,
+                                      const caf::actor&) {
+  return {.id = some_object(),
+          .ok = true,
+          .error = sample_error(),
+          .arena_path = "/proc/4242/fd/17",
+          .arena_bytes = std::uint64_t{1} << 33,
+          .arena_mark = unique_id{5, 6},
+          .offset = 8192,
+          .size = 100 << 20,
+          .tag = 77,
+          .refs = some_value().refs,
+          .pin = 99};
+}
+
+inline protocol::unmap_object sample(type_tag<protocol::unmap_object>,
+                                     const caf::actor&) {
+  return {.pin = 99};
+}
+
+inline protocol::create_object sample(type_tag<protocol::create_object>,
+                                      const caf::actor&) {
+  return {.id = some_object(), .size = 100 << 20};
+}
+
+inline protocol::seal_object sample(type_tag<protocol::seal_object>,
+                                    const caf::actor&) {
+  return {.id = some_object(),
+          .pin = 99,
+          .tag = 77,
+          .refs = some_value().refs,
+          .attempt = 3};
+}
+
 inline protocol::free_object sample(type_tag<protocol::free_object>,
                                     const caf::actor&) {
   return {.id = some_object(), .attempt = 4};
@@ -749,7 +788,7 @@ inline protocol::count_objects sample(type_tag<protocol::count_objects>,
 
 inline protocol::object_store_usage
 sample(type_tag<protocol::object_store_usage>, const caf::actor&) {
-  return {.objects = 3, .bytes = 4096};
+  return {.objects = 3, .bytes = 4096, .shared_bytes = 4160, .mapped_reads = 2};
 }
 
 inline protocol::read_object sample(type_tag<protocol::read_object>,

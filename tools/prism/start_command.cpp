@@ -75,6 +75,8 @@ struct start_options {
   /// and the rotated files kept.
   std::uint64_t worker_log_max_bytes = 100 * 1024 * 1024;
   std::uint32_t worker_log_backups = 5;
+  /// The node's object store's shared memory; 0: 30% of the host's memory.
+  std::uint64_t object_store_memory = 0;
   std::uint32_t max_tasks = 100000;
   /// The metrics port: 0 picks a free one, -1 opens none.
   int metrics_export_port = 0;
@@ -121,6 +123,7 @@ cluster_process::options process_options(const start_options& o) {
   po.cfg.log_level = o.log_level;
   po.cfg.worker_log_max_bytes = o.worker_log_max_bytes;
   po.cfg.worker_log_backups = o.worker_log_backups;
+  po.cfg.object_store_memory = o.object_store_memory;
   po.cfg.gcs_max_tasks = o.max_tasks;
   po.listen = actors::host_port{o.host, o.port};
   if (!o.head && !o.host_given)
@@ -473,6 +476,10 @@ void add_node_options(CLI::App& start, start_options& so) {
       .add_option("--worker-log-backups", so.worker_log_backups,
                   "Rotated output files kept per worker process and stream")
       ->capture_default_str();
+  start.add_option("--object-store-memory", so.object_store_memory,
+                   "Bytes of this node's object store's shared memory, "
+                   "which its worker processes read objects from in place "
+                   "(default: 30% of the host's memory)");
   start
       .add_option("--max-tasks", so.max_tasks,
                   "Head: the tasks whose events the control store keeps for "

@@ -129,6 +129,15 @@ struct config {
   /// and is then rebuilt from its lineage (see README, "Lineage").
   std::uint32_t max_inline_object_bytes = 100 * 1024;
 
+  /// The shared memory of a node's object store, in bytes; 0 (the default)
+  /// is 30% of the host's memory (of its cgroup's limit, if lower). A node
+  /// whose workers are processes keeps its objects there, and its worker
+  /// processes and drivers on the host read them in place, without a copy (see
+  /// README, "Objects"). It costs memory only as objects fill it; memory freed
+  /// is used again. Objects past it are kept in the node's own memory. A node
+  /// of `prism start` takes `--object-store-memory`.
+  std::uint64_t object_store_memory = 0;
+
   /// Threads of the scheduler that runs Prism's own components. 0 uses the
   /// number of hardware threads.
   std::uint32_t scheduler_threads = 0;

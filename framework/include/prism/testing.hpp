@@ -133,6 +133,11 @@ public:
   struct store_usage {
     std::size_t objects = 0;
     std::size_t bytes = 0;
+    /// With worker processes: bytes of the store's shared memory in use
+    /// (`config::object_store_memory`), and reads in place by processes of
+    /// the node's host that pin some of them.
+    std::size_t shared_bytes = 0;
+    std::size_t mapped_reads = 0;
   };
 
   /// The object store of a live node; nothing if it is dead or unknown.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -21,10 +22,71 @@
 
 namespace prism::detail {
 
-/// Bytes of one serialized value. Immutable once made, so that one copy can be
-/// shared by every reader in a process.
+/// Bytes of one serialized value, as a process makes them.
 using byte_buffer = std::vector<char>;
-using shared_bytes = std::shared_ptr<const byte_buffer>;
+
+/// The bytes of one serialized value, immutable once made, so that one copy
+/// can be shared by every reader in a process: a buffer of their own, or a
+/// window onto memory something else keeps alive (a node store's arena,
+/// mapped into the readers on its node). Copying shares the bytes.
+class shared_bytes {
+public:
+  shared_bytes() noexcept = default;
+
+  /// Bytes of their own.
+  shared_bytes(std::shared_ptr<const byte_buffer> buf) noexcept
+      : data_(buf ? buf->data() : nullptr), size_(buf ? buf->size() : 0),
+        keeper_(std::move(buf)) {}
+
+  shared_bytes(std::shared_ptr<byte_buffer> buf) noexcept
+      : shared_bytes(std::shared_ptr<const byte_buffer>{std::move(buf)}) {}
+
+  /// The `n` bytes at `data`, alive while `keeper` is.
+  shared_bytes(std::shared_ptr<const void> keeper, const char* data,
+               std::size_t n) noexcept
+      : data_(data), size_(n), keeper_(std::move(keeper)) {}
+
+  const char* data() const noexcept {
+    return data_;
+  }
+
+  std::size_t size() const noexcept {
+    return size_;
+  }
+
+  bool empty() const noexcept {
+    return size_ == 0;
+  }
+
+  const char* begin() const noexcept {
+    return data_;
+  }
+
+  const char* end() const noexcept {
+    return data_ + size_;
+  }
+
+  /// Whether it names any bytes (perhaps none of them).
+  explicit operator bool() const noexcept {
+    return keeper_ != nullptr;
+  }
+
+  /// The `n` bytes at `offset` of these, sharing what keeps them alive.
+  shared_bytes slice(std::size_t offset, std::size_t n) const noexcept {
+    return shared_bytes{keeper_, data_ + offset, n};
+  }
+
+  friend bool operator==(const shared_bytes& x,
+                         const shared_bytes& y) noexcept {
+    return x.size_ == y.size_ && (x.size_ == 0 || x.data_ == y.data_ ||
+                                  std::equal(x.begin(), x.end(), y.begin()));
+  }
+
+private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::shared_ptr<const void> keeper_;
+};
 
 /// A stable tag for a C++ type, and the name behind it for error messages.
 /// Tags are equal across processes running the same binary.
@@ -155,22 +217,29 @@ struct value {
 
   /// Number of payload bytes.
   std::size_t size() const noexcept {
-    return bytes ? bytes->size() : 0;
+    return bytes.size();
   }
 
   friend bool operator==(const value& x, const value& y) {
-    if (x.tag != y.tag || x.size() != y.size())
-      return false;
-    return x.size() == 0 || *x.bytes == *y.bytes;
+    return x.tag == y.tag && x.bytes == y.bytes;
   }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, value& x) {
-  if constexpr (Inspector::reads_state) {
-    static const byte_buffer empty;
-    return f(x.tag, const_cast<byte_buffer&>(x.bytes ? *x.bytes : empty),
-             x.refs);
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    // Written as CAF writes a byte vector, from wherever the bytes are.
+    auto n = x.bytes.size();
+    return caf::error::eval(
+        [&] { return f(x.tag); }, [&] { return f.begin_sequence(n); },
+        [&] {
+          return n > 0 ? f.apply_raw(n, const_cast<char*>(x.bytes.data()))
+                       : caf::error{};
+        },
+        [&] { return f.end_sequence(); }, [&] { return f(x.refs); });
+  } else if constexpr (Inspector::reads_state) {
+    // Rendered (logs): the tag and size, not the bytes.
+    return f(x.tag, x.size(), x.refs);
   } else if constexpr (Inspector::writes_state) {
     // Read as CAF reads a byte vector, into room made first (see
     // `reserve_large`); a length past the bytes left is refused before
@@ -272,9 +341,8 @@ T decode(const value& v, const char* where = "value") {
     throw_type_mismatch(type_tag<T>(), v.tag, where);
   T result{};
   ref_source source{v.refs};
-  static const byte_buffer empty;
-  const auto& buf = v.bytes ? *v.bytes : empty;
-  caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr), buf};
+  caf::binary_deserializer src{static_cast<caf::execution_unit*>(nullptr),
+                               v.bytes.data(), v.bytes.size()};
   if constexpr (std::is_same_v<T, std::string>) {
     // As CAF reads a string, into room made first (see `reserve_large`).
     std::size_t n = 0;
