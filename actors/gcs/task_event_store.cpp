@@ -234,10 +234,10 @@ protocol::timeline_page timeline_of(const task_event_store_state& st,
       return true;
     // A task of the span: submitted, started or ended in it, or still
     // running.
+    bool running = r.latest.start_us != 0 && r.latest.end_us == 0;
     if (q.since_us != 0 && r.submit_us < q.since_us &&
-        r.latest.start_us < q.since_us &&
-        (r.latest.end_us != 0 || r.latest.start_us == 0) &&
-        r.latest.end_us < q.since_us)
+        r.latest.start_us < q.since_us && r.latest.end_us < q.since_us &&
+        !running)
       return true;
     protocol::timeline_entry e;
     e.id = r.id;

@@ -403,8 +403,9 @@ http_reply history_page(const status_page_sources& s) {
 constexpr std::uint64_t max_timeline_tasks = 5000;
 constexpr std::uint64_t max_timeline_window_s = 3600;
 
-/// The tasks that were submitted or started in the last `window` seconds
-/// (the first `max_timeline_tasks` of them), each attempt that started as
+/// The tasks of the last `window` seconds (submitted, started or ended in
+/// it, or running still; the first `max_timeline_tasks` of them), each
+/// attempt that started as
 /// a slice, and the object transfers that ended in that time: what the
 /// timeline view draws, as `prism timeline` writes it for Perfetto.
 http_reply timeline_view(const status_page_sources& s,

@@ -19,6 +19,13 @@
 
 namespace prism::actors::owner_internal {
 
+mapped_bytes::~mapped_bytes() {
+  // From whichever thread drops the last copy; nothing once the node's
+  // handle is gone (it forgets a gone reader's pins by itself).
+  if (auto r = raylet.lock())
+    caf::anon_send(caf::actor_cast<caf::actor>(r), protocol::unmap_object{pin});
+}
+
 namespace {
 
 /// How long a read from a live node's object store may take.
@@ -199,22 +206,6 @@ void place_chunk(detail::byte_buffer& bytes, std::uint64_t offset,
   bytes.insert(bytes.end(), split, chunk.end());
 }
 
-// Bytes of this node's store, read in place from its shared memory: pinned
-// there until the last copy of them goes, then the node is told.
-struct mapped_bytes {
-  std::shared_ptr<const internal::arena_view> arena;
-  caf::weak_actor_ptr raylet;
-  std::uint64_t pin = 0;
-
-  ~mapped_bytes() {
-    // From whichever thread drops the last copy; nothing once the node's
-    // handle is gone (it forgets a gone reader's pins by itself).
-    if (auto r = raylet.lock())
-      caf::anon_send(caf::actor_cast<caf::actor>(r),
-                     protocol::unmap_object{pin});
-  }
-};
-
 // This node's store's shared memory as `m` names it, mapped once (again if
 // the node is a new one); nullptr if it cannot be mapped here.
 std::shared_ptr<const internal::arena_view>
@@ -222,11 +213,10 @@ arena_of(owner_actor* self, const protocol::object_mapped& m) {
   auto& objects = self->state.objects;
   if (m.arena_mark == objects.arena_refused)
     return nullptr;
-  if (!objects.arena || objects.arena_mark != m.arena_mark) {
+  if (!objects.arena || objects.arena->mark() != m.arena_mark) {
     std::string why;
     objects.arena = internal::arena_view::open(m.arena_path, m.arena_bytes,
                                                m.arena_mark, why, true);
-    objects.arena_mark = m.arena_mark;
     if (!objects.arena) {
       objects.arena_refused = m.arena_mark;
       self->state.log->info("reads objects of this node's store in chunks: "
@@ -261,8 +251,9 @@ void go_on(owner_actor* self, const object_id& id, object_pull& p) {
   if (p.received >= p.total) {
     auto value = std::move(p.value);
     if (p.room != nullptr) {
-      value.bytes = detail::shared_bytes{p.room_keeper, p.room, p.total};
-      self->state.objects.sealable[id] = p.room_pin;
+      self->state.objects.sealable[id] = p.room_keeper->pin;
+      value.bytes =
+          detail::shared_bytes{std::move(p.room_keeper), p.room, p.total};
     } else {
       value.bytes = std::move(p.bytes);
     }
@@ -297,7 +288,7 @@ object_pull* current_pull(owner_actor* self, const object_id& id,
 // process's mapping of the node's store (`writable` to fill them), and what
 // keeps them pinned there; nothing if they are not `wanted` any more or
 // cannot be mapped here, and the node lets go of them then.
-std::pair<char*, std::shared_ptr<const void>>
+std::pair<char*, std::shared_ptr<mapped_bytes>>
 take_mapped(owner_actor* self, const caf::actor& raylet,
             const protocol::object_mapped& m, bool wanted, bool writable) {
   if (!m.ok)
@@ -333,7 +324,6 @@ void room_given(owner_actor* self, const caf::actor& raylet,
   if (at != nullptr) {
     p->room = at;
     p->room_keeper = std::move(keeper);
-    p->room_pin = m.pin;
   } else {
     room_here(*p);
   }

@@ -63,6 +63,17 @@ constexpr auto lineage_timeout = std::chrono::seconds{10};
 /// One copy of an object in a node's store.
 using object_copy = protocol::stored_copy;
 
+/// Bytes of this node's store mapped in this process (a value read in place,
+/// or room a read writes into): pinned there until the last copy of this
+/// goes, then the node is told.
+struct mapped_bytes {
+  std::shared_ptr<const internal::arena_view> arena;
+  caf::weak_actor_ptr raylet;
+  std::uint64_t pin = 0;
+
+  ~mapped_bytes();
+};
+
 /// A read of an object from a node's store, chunk by chunk, a few chunks at
 /// a time: one of this owner's objects, or one it borrows, whose owner said
 /// where its copies are.
@@ -84,14 +95,12 @@ struct object_pull {
   int in_flight = 0;
   /// Its tag and refs (from the first chunk), and the payload read so far:
   /// in `bytes` (this process's memory), or in room in this node's store
-  /// (`room`, kept by `room_keeper`, pinned as `room_pin`), asked for once
-  /// the first chunk told the size; chunks that come before the answer wait
-  /// in `early`.
+  /// (`room`, pinned by `room_keeper`), asked for once the first chunk told
+  /// the size; chunks that come before the answer wait in `early`.
   detail::value value;
   std::shared_ptr<detail::byte_buffer> bytes;
   char* room = nullptr;
-  std::shared_ptr<const void> room_keeper;
-  std::uint64_t room_pin = 0;
+  std::shared_ptr<mapped_bytes> room_keeper;
   std::vector<protocol::object_chunk> early;
 };
 
@@ -115,10 +124,9 @@ struct object_serving_state {
   std::unordered_map<object_id, object_pull> pulling;
   /// The serial number of the next read from a node's store.
   std::uint64_t next_pull = 1;
-  /// This node's store's shared memory, mapped once for reads in place, and
-  /// its mark; the mark of one that could not be mapped, not tried again.
+  /// This node's store's shared memory, mapped once for reads in place; the
+  /// mark of one that could not be mapped, not tried again.
   std::shared_ptr<const internal::arena_view> arena;
-  unique_id arena_mark;
   unique_id arena_refused;
   /// Values just read into room in this node's store, by the pin of that
   /// room: a copy the node keeps by `seal_object`, without their bytes.

@@ -80,11 +80,10 @@ chrome_trace_writer::row chrome_trace_writer::worker_row(const node_id& n,
 chrome_trace_writer::row chrome_trace_writer::actor_row(const node_id& n,
                                                         const actor_id& a,
                                                         std::int32_t os_pid) {
-  auto key = a.hex() + n.hex() + std::to_string(os_pid);
+  auto key = std::make_tuple(a, n, os_pid);
   if (auto i = actors_.find(key); i != actors_.end())
     return i->second;
-  return actors_.emplace(std::move(key), new_row(n, "actor", a, os_pid))
-      .first->second;
+  return actors_.emplace(key, new_row(n, "actor", a, os_pid)).first->second;
 }
 
 chrome_trace_writer::row

@@ -208,7 +208,7 @@ arena_view::open(const std::string& path, std::uint64_t capacity,
     return nullptr;
   }
   return std::shared_ptr<const arena_view>{
-      new arena_view(base, capacity, writable)};
+      new arena_view(base, capacity, mark, writable)};
 }
 
 arena_view::~arena_view() {

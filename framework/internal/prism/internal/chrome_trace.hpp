@@ -20,8 +20,10 @@
 // more memory than their rows' names: about 135 bytes a task.
 
 #include <cstdint>
+#include <map>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -107,7 +109,7 @@ private:
   std::unordered_map<node_id, int> nodes_;
   std::unordered_map<worker_id, row> workers_;
   /// By actor and process: a restarted actor's instance runs elsewhere.
-  std::unordered_map<std::string, row> actors_;
+  std::map<std::tuple<actor_id, node_id, std::int32_t>, row> actors_;
   std::unordered_map<worker_id, row> drivers_;
   std::unordered_map<worker_id, window> windows_;
   std::uint64_t next_tid_ = 1;

@@ -137,17 +137,24 @@ public:
   /// inside the arena's blocks.
   const char* at(std::uint64_t offset, std::uint64_t n) const noexcept;
 
+  /// What marks the arena mapped.
+  const unique_id& mark() const noexcept {
+    return mark_;
+  }
+
   /// As `at`, to write; nullptr if not mapped `writable`.
   char* writable_at(std::uint64_t offset, std::uint64_t n) const noexcept {
     return writable_ ? const_cast<char*>(at(offset, n)) : nullptr;
   }
 
 private:
-  arena_view(char* base, std::uint64_t capacity, bool writable)
-      : base_(base), capacity_(capacity), writable_(writable) {}
+  arena_view(char* base, std::uint64_t capacity, const unique_id& mark,
+             bool writable)
+      : base_(base), capacity_(capacity), mark_(mark), writable_(writable) {}
 
   char* base_;
   std::uint64_t capacity_;
+  unique_id mark_;
   bool writable_;
 };
 
