@@ -157,6 +157,33 @@ void close_control_store(caf::actor_system& sys, control_store& cs) {
   }
 }
 
+namespace {
+
+// The memory this process may use: the host's, or its cgroup's limit if
+// that is lower (a container's); 0 if unknown.
+std::uint64_t memory_available_here() {
+  auto pages = ::sysconf(_SC_PHYS_PAGES);
+  auto page = ::sysconf(_SC_PAGESIZE);
+  std::uint64_t host =
+      pages > 0 && page > 0
+          ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
+          : 0;
+  std::ifstream limit{"/sys/fs/cgroup/memory.max"};
+  std::uint64_t cgroup = 0;
+  if (limit >> cgroup && cgroup > 0 && (host == 0 || cgroup < host))
+    return cgroup;
+  return host;
+}
+
+std::uint64_t object_store_bytes(const config& cfg) {
+  if (cfg.object_store_memory > 0)
+    return cfg.object_store_memory;
+  auto memory = memory_available_here();
+  return memory > 0 ? memory / 10 * 3 : std::uint64_t{1} << 30;
+}
+
+} // namespace
+
 std::pair<node_id, caf::actor>
 start_raylet(caf::actor_system& sys, const config& cfg,
              const resource_map& resources, caf::actor gcs,
@@ -175,6 +202,11 @@ start_raylet(caf::actor_system& sys, const config& cfg,
   rc.max_inline_bytes = cfg.max_inline_object_bytes;
   rc.actor_pool = std::move(actor_pool);
   rc.labels = std::move(labels);
+  rc.store_capacity = object_store_bytes(cfg);
+  rc.spill_dir =
+      cfg.spill_dir.empty() ? session_directory() + "/spill" : cfg.spill_dir;
+  rc.store_full_timeout =
+      std::chrono::milliseconds{cfg.object_store_full_timeout_ms};
   if (workers == worker_kind::job_programs) {
     use_worker_processes(sys, cfg, rc, worker_program{});
     rc.program_cache =
@@ -226,29 +258,6 @@ bool fork_workers(const config& cfg) {
   const char* env = std::getenv("PRISM_FORK_WORKERS");
   return cfg.fork_worker_processes &&
          (env == nullptr || std::string{env} != "0");
-}
-
-// The memory this process may use: the host's, or its cgroup's limit if
-// that is lower (a container's); 0 if unknown.
-std::uint64_t memory_available_here() {
-  auto pages = ::sysconf(_SC_PHYS_PAGES);
-  auto page = ::sysconf(_SC_PAGESIZE);
-  std::uint64_t host =
-      pages > 0 && page > 0
-          ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-          : 0;
-  std::ifstream limit{"/sys/fs/cgroup/memory.max"};
-  std::uint64_t cgroup = 0;
-  if (limit >> cgroup && cgroup > 0 && (host == 0 || cgroup < host))
-    return cgroup;
-  return host;
-}
-
-std::uint64_t object_store_bytes(const config& cfg) {
-  if (cfg.object_store_memory > 0)
-    return cfg.object_store_memory;
-  auto memory = memory_available_here();
-  return memory > 0 ? memory / 10 * 3 : std::uint64_t{1} << 30;
 }
 
 std::shared_ptr<internal::object_arena> make_object_arena(const config& cfg,

@@ -516,16 +516,9 @@ embedded_cluster::available_resources(const node_id& id) {
   return r->available.to_map();
 }
 
-std::optional<embedded_cluster::store_counts>
+std::optional<protocol::object_store_usage>
 embedded_cluster::object_store(const node_id& id) {
-  auto r =
-      ask_node<protocol::object_store_usage>(id, protocol::count_objects{});
-  if (!r)
-    return std::nullopt;
-  return store_counts{static_cast<std::size_t>(r->objects),
-                      static_cast<std::size_t>(r->bytes),
-                      static_cast<std::size_t>(r->shared_bytes),
-                      static_cast<std::size_t>(r->mapped_reads)};
+  return ask_node<protocol::object_store_usage>(id, protocol::count_objects{});
 }
 
 std::optional<std::size_t> embedded_cluster::drop_objects(const node_id& id) {

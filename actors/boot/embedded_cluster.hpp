@@ -18,6 +18,7 @@
 #include "owner/owner_directory.hpp"
 #include "prism/config.hpp"
 #include "prism/internal/thread_annotations.hpp"
+#include "protocol/testing.hpp"
 
 namespace prism::actors {
 
@@ -80,15 +81,8 @@ public:
   /// What a live node has free now; nothing if it is dead or unknown.
   std::optional<resource_map> available_resources(const node_id& id);
 
-  /// A live node's object store: objects and bytes held, bytes of its
-  /// shared memory in use, and reads in place pinning some.
-  struct store_counts {
-    std::size_t objects = 0;
-    std::size_t bytes = 0;
-    std::size_t shared_bytes = 0;
-    std::size_t mapped_reads = 0;
-  };
-  std::optional<store_counts> object_store(const node_id& id);
+  /// What a live node's object store holds and has done.
+  std::optional<protocol::object_store_usage> object_store(const node_id& id);
 
   /// Empties a live node's object store; returns how many objects it held.
   std::optional<std::size_t> drop_objects(const node_id& id);

@@ -138,6 +138,29 @@ void metrics_page::add(const protocol::node_metrics& m) {
           "Payload bytes of the values in the node's object store.",
           {{"node", node}, {"copy", "primary"}},
           static_cast<double>(m.object_bytes));
+  f.gauge("prism_object_store_memory_bytes",
+          "Payload bytes the node's object store holds in memory, within "
+          "its bound (--object-store-memory).",
+          {{"node", node}}, static_cast<double>(m.object_memory_bytes));
+  f.gauge("prism_object_store_spilled_objects",
+          "Objects of the node's store kept only on disk (spilled).",
+          {{"node", node}}, static_cast<double>(m.spilled_objects));
+  f.gauge("prism_object_store_spilled_bytes",
+          "Payload bytes of the node's store kept only on disk.",
+          {{"node", node}}, static_cast<double>(m.spilled_bytes));
+  f.counter("prism_object_store_spills_total",
+            "Objects the node's store wrote to its spill files.",
+            {{"node", node}}, static_cast<double>(m.spills));
+  f.counter("prism_object_store_restores_total",
+            "Spilled objects read back into the node's store's memory.",
+            {{"node", node}}, static_cast<double>(m.restores));
+  f.counter("prism_object_store_full_waits_total",
+            "Puts and task results that found the node's store full, with "
+            "spilling unable to make room, and waited.",
+            {{"node", node}}, static_cast<double>(m.store_full_waits));
+  f.counter("prism_object_store_full_errors_total",
+            "Of those, the ones that failed with object_store_full_error.",
+            {{"node", node}}, static_cast<double>(m.store_full_errors));
   f.counter("prism_output_lines_dropped_total",
             "Lines of worker output dropped before their driver took them "
             "(they stay in the node's log files).",

@@ -239,11 +239,21 @@ void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
 }
 
 // A put's value goes to this node's object store; the owner keeps where.
-bool object_put(owner_actor* self, protocol::put_object& msg) {
+// The put returns once it is there: a full store holds it back.
+caf::result<detail::error_info> object_put(owner_actor* self,
+                                           protocol::put_object& msg) {
   auto& st = self->state;
   located_at(self, msg.id, object_copy{st.cfg.raylet, "", st.cfg.node}, 0);
-  keep_in_node(self, msg.id, std::move(msg.value), 0);
-  return true;
+  auto rp = self->make_response_promise<detail::error_info>();
+  keep_in_node(
+      self, msg.id, std::move(msg.value), 0,
+      [rp](const std::string&) mutable { rp.deliver(detail::error_info{}); },
+      [self, rp, id = msg.id](detail::error_info e) mutable {
+        // Never handed out: nothing refers to it.
+        object_freed(self, id);
+        rp.deliver(std::move(e));
+      });
+  return rp;
 }
 
 // An object kept in a node's store is no longer referenced here.

@@ -31,8 +31,10 @@ namespace {
 /// How long a read from a live node's object store may take.
 constexpr auto pull_timeout = std::chrono::seconds{30};
 
-/// How long this node's raylet may take to keep a copy of an object.
-constexpr auto store_timeout = std::chrono::seconds{30};
+/// How long this node's raylet may take to keep a copy of an object: a
+/// full store makes it wait for room (`config::object_store_full_timeout_ms`)
+/// before it answers.
+constexpr auto store_timeout = std::chrono::seconds{60};
 
 /// How long an object's owner may take to acknowledge a borrower.
 constexpr auto registration_timeout = std::chrono::seconds{30};
@@ -134,7 +136,12 @@ void keep_secondary(owner_actor* self, const object_id& id,
     return;
   auto attempt = l->second.attempt;
   if (add_copy(self, id, object_copy{st.cfg.raylet, "", st.cfg.node}, attempt))
-    keep_in_node(self, id, value, attempt);
+    keep_in_node(
+        self, id, value, attempt, [](const std::string&) {},
+        [self, id](detail::error_info) {
+          // Not kept after all (the store was full): no copy to read here.
+          copy_lost(self, id, self->state.cfg.raylet.address());
+        });
 }
 
 // A borrowed object read from a store on another node is kept in the store
@@ -727,17 +734,34 @@ void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
 
 void keep_in_node(owner_actor* self, const object_id& id, detail::value value,
                   std::int32_t attempt,
-                  std::function<void(const std::string&)> kept) {
+                  std::function<void(const std::string&)> kept,
+                  std::function<void(detail::error_info)> refused) {
   auto& st = self->state;
   auto keep = [&](auto msg) {
+    auto fail = [self, id, refused](detail::error_info e) {
+      self->state.log->warn("object {}: a copy was not kept in this node's "
+                            "store: {}",
+                            id.hex(), e.message);
+      if (refused)
+        refused(std::move(e));
+    };
     self->request(st.cfg.raylet, store_timeout, std::move(msg))
-        .then([kept = std::move(kept)](
-                  const std::string& contact) { kept(contact); },
-              [self, id](caf::error& err) {
-                self->state.log->warn("object {}: a copy was not kept in "
-                                      "this node's store: {}",
-                                      id.hex(), self->system().render(err));
-              });
+        .then(
+            [kept = std::move(kept), fail](protocol::object_kept& r) {
+              if (r.ok)
+                kept(r.contact);
+              else
+                fail(std::move(r.error));
+            },
+            [self, fail](caf::error& err) {
+              detail::error_info e;
+              e.code = err == caf::sec::request_timeout
+                           ? errc::object_store_full
+                           : errc::internal;
+              e.message = "this node's object store did not keep it: " +
+                          self->system().render(err);
+              fail(std::move(e));
+            });
   };
   // A value read into room in the node's store is kept where it lies.
   if (auto s = st.objects.sealable.find(id); s != st.objects.sealable.end())

@@ -1,6 +1,7 @@
 #include "owner/owner_client.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <caf/all.hpp>
 
@@ -210,17 +211,20 @@ detail::ref_ptr owner_client::put(detail::value v) {
     // A large value goes to the object store of this node, through the
     // owner, which reads it from there later (its messages to the raylet
     // stay in order).
+    // It waits for room while the node's store is full, up to a deadline.
     caf::scoped_actor self{sys_};
-    bool stored = false;
+    std::optional<detail::error_info> outcome;
     caf::error failure;
     self->request(owner_handle(), caf::infinite,
                   protocol::put_object{id, std::move(v)})
-        .receive([&](bool) { stored = true; },
+        .receive([&](detail::error_info& e) { outcome = std::move(e); },
                  [&](caf::error& err) { failure = std::move(err); });
-    if (!stored)
+    if (!outcome)
       throw error(errc::owner_died, "put failed: the owner of this process "
                                     "ended (" +
                                         sys_.render(failure) + ")");
+    if (outcome->code != errc::ok)
+      detail::throw_error(*outcome);
     cfg_.store->add_remote(id, cfg_.node, inner);
   }
   return own_ref(id);

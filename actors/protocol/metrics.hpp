@@ -47,6 +47,17 @@ struct node_metrics {
   /// The node's object store: values and their payload bytes.
   std::uint64_t objects = 0;
   std::uint64_t object_bytes = 0;
+  /// Of those bytes, the ones in memory; the objects and bytes only on disk
+  /// (spilled); and since the node started, the objects spilled, those read
+  /// back, and the puts and results that waited for room or failed for
+  /// want of it.
+  std::uint64_t object_memory_bytes = 0;
+  std::uint64_t spilled_objects = 0;
+  std::uint64_t spilled_bytes = 0;
+  std::uint64_t spills = 0;
+  std::uint64_t restores = 0;
+  std::uint64_t store_full_waits = 0;
+  std::uint64_t store_full_errors = 0;
   /// Lines of worker output dropped before their driver took them.
   std::uint64_t output_lines_dropped = 0;
   /// Worker processes started since the node started, and those that ended
@@ -63,7 +74,9 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_metrics& x) {
   return f(static_cast<unique_id&>(x.node), x.total, x.available, x.workers,
            x.leases_waiting, x.leases_infeasible, x.leases_granted,
-           x.actors_hosted, x.objects, x.object_bytes, x.output_lines_dropped,
+           x.actors_hosted, x.objects, x.object_bytes, x.object_memory_bytes,
+           x.spilled_objects, x.spilled_bytes, x.spills, x.restores,
+           x.store_full_waits, x.store_full_errors, x.output_lines_dropped,
            x.worker_processes_started, x.worker_processes_failed, x.user,
            x.user_dropped);
 }

@@ -31,8 +31,8 @@ typename Inspector::result_type inspect(Inspector& f, seal_result& x) {
 
 /// owner -> the raylet of its node: keep a large `put` object, or a copy of
 /// an object read from another node's store (made by run `attempt` of its
-/// task, 0 for a put). Answered, once kept, with where the raylet's process
-/// takes connections (its contact), for others to read the copy.
+/// task, 0 for a put). Answered with `object_kept` once kept, or once the
+/// store gave up making room for it.
 struct store_object {
   object_id id;
   detail::value value;
@@ -139,7 +139,7 @@ typename Inspector::result_type inspect(Inspector& f, create_object& x) {
 /// owner -> the raylet of its node: keep the value written into the room
 /// pinned as `pin` (see `create_object`), with its tag and refs, as `id`
 /// made by run `attempt` of its task, as `store_object` would. Answered with
-/// the raylet's contact, as `store_object` is; an error if the pin is
+/// `object_kept`, as `store_object` is; an error if the pin is
 /// unknown (the reader is gone, or the room was never handed out).
 struct seal_object {
   object_id id;
@@ -152,6 +152,21 @@ struct seal_object {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, seal_object& x) {
   return f(x.id, x.pin, x.tag, x.refs, x.attempt);
+}
+
+/// raylet -> owner: the answer to `store_object` and `seal_object`. Kept
+/// (`ok`), with where the raylet's process takes connections, for others to
+/// read the copy; or not, with the error: `object_store_full` if the store
+/// found no room in memory or on disk before its deadline.
+struct object_kept {
+  bool ok = false;
+  std::string contact;
+  detail::error_info error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, object_kept& x) {
+  return f(x.ok, x.contact, x.error);
 }
 
 /// owner process -> raylet: the bytes pinned by `object_mapped::pin` are
@@ -191,8 +206,8 @@ typename Inspector::result_type inspect(Inspector& f, read_object& x) {
 }
 
 /// API thread -> its own owner: keep a large `put` object in the store of
-/// the owner's node. Answered with `true` once the object is on its way
-/// there (later reads from the owner find it).
+/// the owner's node. Answered once the node kept it, with an `error_info`
+/// whose code is `ok`, or with why it did not (`object_store_full`).
 struct put_object {
   object_id id;
   detail::value value;

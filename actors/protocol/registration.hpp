@@ -156,6 +156,7 @@ using message_types = caf::detail::type_list<
     message_type<unmap_object, "prism.unmap_object">,
     message_type<create_object, "prism.create_object">,
     message_type<seal_object, "prism.seal_object">,
+    message_type<object_kept, "prism.object_kept">,
     message_type<free_object, "prism.free_object">,
     message_type<drop_objects, "prism.drop_objects">,
     message_type<count_objects, "prism.count_objects">,

@@ -87,11 +87,23 @@ struct object_store_usage {
   /// pin some of them.
   std::uint64_t shared_bytes = 0;
   std::uint64_t mapped_reads = 0;
+  /// Objects only on disk now, their bytes, and the files holding them.
+  std::uint64_t spilled_objects = 0;
+  std::uint64_t spilled_bytes = 0;
+  std::uint64_t spill_files = 0;
+  /// Since the node started: spills, reads back, waits for room, and
+  /// `object_store_full` failures.
+  std::uint64_t spills = 0;
+  std::uint64_t restores = 0;
+  std::uint64_t full_waits = 0;
+  std::uint64_t full_errors = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, object_store_usage& x) {
-  return f(x.objects, x.bytes, x.shared_bytes, x.mapped_reads);
+  return f(x.objects, x.bytes, x.shared_bytes, x.mapped_reads,
+           x.spilled_objects, x.spilled_bytes, x.spill_files, x.spills,
+           x.restores, x.full_waits, x.full_errors);
 }
 
 /// fixture -> gcs: how many lineage records the control store keeps; answered

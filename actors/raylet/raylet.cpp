@@ -3,6 +3,8 @@
 
 #include "raylet/raylet.hpp"
 
+#include <system_error>
+
 #include <caf/all.hpp>
 
 #include "common/default_handlers.hpp"
@@ -86,13 +88,35 @@ void go_down(raylet_actor* self, const caf::exit_msg& msg) {
   self->quit(msg.reason);
 }
 
+// Where the node's store keeps objects: its arena or its bound, and its
+// spill directory, unless that cannot be opened.
+node_object_store::settings store_settings(const raylet_state& st) {
+  node_object_store::settings s;
+  s.arena = st.cfg.object_arena;
+  s.capacity = st.cfg.store_capacity;
+  if (st.cfg.spill_dir.empty())
+    return s;
+  try {
+    s.spill = spill_directory::open(st.cfg.spill_dir, st.cfg.node);
+    if (s.spill->swept() > 0)
+      st.log->info("object store: deleted {} spill file(s) of nodes gone "
+                   "from {}",
+                   s.spill->swept(), s.spill->path());
+  } catch (const std::system_error& e) {
+    st.log->warn("object store: objects it cannot hold in memory are "
+                 "refused, not spilled: {}",
+                 e.what());
+  }
+  return s;
+}
+
 // Takes up the node: its resources, its first workers, and its place in the
 // control store's view of the cluster.
 void start(raylet_actor* self, raylet_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.objects = node_object_store{st.cfg.object_arena};
   st.log = component_logger("raylet");
+  st.objects = node_object_store{store_settings(st)};
   st.contact = own_contact(self->system());
   st.here = internal::cluster_node{st.cfg.node, st.cfg.resources, true};
   st.available = st.cfg.resources;
@@ -212,10 +236,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
                                                   msg.reason)});
       },
       [self](protocol::seal_result& msg) { return keep_result(self, msg); },
-      [self](protocol::store_object& msg) {
-        self->state.objects.keep(msg.id, std::move(msg.value), msg.attempt);
-        return self->state.contact;
-      },
+      [self](protocol::store_object& msg) { return store_sent(self, msg); },
       [self](const protocol::pull_object& msg) {
         return read_stored(self, msg);
       },
@@ -225,9 +246,8 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         return create_stored(self, msg);
       },
       [self](protocol::seal_object& msg) { return seal_stored(self, msg); },
-      [self](const protocol::free_object& msg) {
-        self->state.objects.free(msg.id, msg.attempt);
-      },
+      [self](const protocol::free_object& msg) { free_stored(self, msg); },
+      [self](room_atom) { try_waiting_keeps(self); },
       [self](const protocol::drop_objects&) { return drop_objects(self); },
       [self](const protocol::count_objects&) { return object_usage(self); },
   };

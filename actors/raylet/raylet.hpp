@@ -34,6 +34,18 @@ struct raylet_config {
   /// Threads that run actor methods on this node.
   std::shared_ptr<executor> actor_pool;
 
+  // -- the object store -------------------------------------------------------
+
+  /// Without an arena: the payload bytes the node's store keeps in memory at
+  /// most (0: no bound). With one, the arena bounds it.
+  std::uint64_t store_capacity = 0;
+  /// Where the store spills objects it cannot hold (shared with other nodes;
+  /// see raylet/spill_directory.hpp); empty: nothing spills.
+  std::string spill_dir;
+  /// A result or put that finds the store full, and spilling unable to make
+  /// room, waits this long for room before it fails.
+  std::chrono::milliseconds store_full_timeout{10000};
+
   // -- worker processes -------------------------------------------------------
 
   /// Set: the node's store keeps objects in this shared memory, which the

@@ -15,8 +15,10 @@
 //   state_answers.cpp   its workers and objects as `prism list` shows them
 //   raylet.cpp          the actor: its start, its end and its behaviour
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -65,6 +67,9 @@ using hand_atom = caf::atom_constant<caf::atom("hand")>;
 /// Lines of worker processes' output wait to be sent (`raylet_config::output`);
 /// with a job, that job's driver may be sent lines again.
 using output_atom = caf::atom_constant<caf::atom("output")>;
+
+/// Time to try again the results and puts waiting for room in the store.
+using room_atom = caf::atom_constant<caf::atom("room")>;
 
 /// Time for the node's report to the control store (`report_node`).
 using report_atom = caf::atom_constant<caf::atom("report")>;
@@ -133,6 +138,23 @@ struct raylet_state {
   /// The pins of each reader ever watched for them.
   std::unordered_map<caf::actor_addr, std::unordered_set<std::uint64_t>>
       mapped_by_reader;
+  /// A result or put that found no room in the store, even by spilling,
+  /// waiting for room until its deadline. `done` takes the outcome: code
+  /// `ok` once kept, else `object_store_full`.
+  struct waiting_keep {
+    object_id id;
+    detail::value value;
+    std::int32_t attempt = 0;
+    node_object_store::copy_kind kind = node_object_store::copy_kind::primary;
+    std::chrono::steady_clock::time_point since;
+    std::function<void(detail::error_info)> done;
+  };
+  /// In the order they came: a later one waits behind an earlier one.
+  std::deque<waiting_keep> waiting_keeps;
+  bool room_check_due = false;
+  /// Keeps that waited for room, and keeps that gave up.
+  std::uint64_t full_waits = 0;
+  std::uint64_t full_errors = 0;
 
   // -- worker processes -------------------------------------------------------
 
@@ -437,9 +459,20 @@ protocol::object_mapped map_stored(raylet_actor* self,
 protocol::object_mapped create_stored(raylet_actor* self,
                                       const protocol::create_object& msg);
 
-/// Keeps the value an owner wrote into pinned room; answers the contact.
-caf::result<std::string> seal_stored(raylet_actor* self,
-                                     protocol::seal_object& msg);
+/// Keeps a put or a copy of an object an owner sends, once there is room.
+caf::result<protocol::object_kept> store_sent(raylet_actor* self,
+                                              protocol::store_object& msg);
+
+/// Keeps the value an owner wrote into pinned room.
+caf::result<protocol::object_kept> seal_stored(raylet_actor* self,
+                                               protocol::seal_object& msg);
+
+/// Keeps what waits for room in the store, now that there may be some, and
+/// fails what waited past its deadline.
+void try_waiting_keeps(raylet_actor* self);
+
+/// Frees a stored object (a stale run's free keeps a later copy).
+void free_stored(raylet_actor* self, const protocol::free_object& msg);
 
 /// A reader is done with the bytes pinned as `pin`.
 void unmap(raylet_actor* self, std::uint64_t pin);

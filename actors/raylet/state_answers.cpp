@@ -68,7 +68,7 @@ std::string worker_field(const raylet_state& st, const worker& w,
 }
 
 std::string object_field(const raylet_state& st, const object_id& id,
-                         const detail::value& value, std::int32_t attempt,
+                         const node_object_store::stored_object& o,
                          std::size_t column) {
   switch (column) {
   case 0:
@@ -80,9 +80,9 @@ std::string object_field(const raylet_state& st, const object_id& id,
   case 3:
     return id.is_put() ? "PUT" : "TASK_RESULT";
   case 4:
-    return std::to_string(value.size());
+    return std::to_string(o.size);
   default:
-    return std::to_string(attempt);
+    return std::to_string(o.attempt);
   }
 }
 
@@ -99,10 +99,8 @@ void offer_each(const raylet_state& st, state::kind k, F&& f) {
     return;
   }
   st.objects.for_each(
-      [&](const object_id& id, const detail::value& v, std::int32_t attempt) {
-        auto field = [&](std::size_t c) {
-          return object_field(st, id, v, attempt, c);
-        };
+      [&](const object_id& id, const node_object_store::stored_object& o) {
+        auto field = [&](std::size_t c) { return object_field(st, id, o, c); };
         f([&] { return id.hex() + ":" + st.cfg.node.hex(); }, field,
           [&] { return internal::whole_entry(k, field); });
       });
@@ -222,6 +220,13 @@ protocol::node_metrics node_metrics(raylet_actor* self) {
   m.actors_hosted = st.hosts.size();
   m.objects = st.objects.size();
   m.object_bytes = st.objects.bytes();
+  m.object_memory_bytes = st.objects.bytes_in_memory();
+  m.spilled_objects = st.objects.spilled_now();
+  m.spilled_bytes = st.objects.spilled_bytes_now();
+  m.spills = st.objects.totals().spilled_objects;
+  m.restores = st.objects.totals().restored_objects;
+  m.store_full_waits = st.full_waits;
+  m.store_full_errors = st.full_errors;
   if (st.cfg.output)
     m.output_lines_dropped = st.cfg.output->dropped_lines();
   m.worker_processes_started = st.processes_started;

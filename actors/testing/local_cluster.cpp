@@ -136,7 +136,12 @@ local_cluster::object_store(const node_id& id) const {
   auto r = actors::running_cluster().object_store(id);
   if (!r)
     return std::nullopt;
-  return store_usage{r->objects, r->bytes, r->shared_bytes, r->mapped_reads};
+  auto n = [](std::uint64_t x) { return static_cast<std::size_t>(x); };
+  return store_usage{
+      n(r->objects),      n(r->bytes),           n(r->shared_bytes),
+      n(r->mapped_reads), n(r->spilled_objects), n(r->spilled_bytes),
+      n(r->spill_files),  n(r->spills),          n(r->restores),
+      n(r->full_waits),   n(r->full_errors)};
 }
 
 std::optional<std::size_t> local_cluster::drop_objects(const node_id& id) {

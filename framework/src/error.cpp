@@ -44,6 +44,10 @@ const char* to_string(errc code) noexcept {
     return "permission_denied";
   case errc::task_cancelled:
     return "task_cancelled";
+  case errc::object_store_full:
+    return "object_store_full";
+  case errc::out_of_memory:
+    return "out_of_memory";
   }
   return "unknown";
 }
@@ -53,6 +57,8 @@ bool is_retryable(errc code) noexcept {
   case errc::worker_crashed:
   case errc::timeout:
   case errc::gcs_unavailable:
+  case errc::object_store_full:
+  case errc::out_of_memory:
     return true;
   default:
     return false;
@@ -106,6 +112,10 @@ void throw_error(const error_info& info) {
     throw permission_denied_error(info.message);
   case errc::task_cancelled:
     throw task_cancelled_error(info.message);
+  case errc::object_store_full:
+    throw object_store_full_error(info.message);
+  case errc::out_of_memory:
+    throw out_of_memory_error(info.message);
   default:
     throw error(info.code, info.message);
   }

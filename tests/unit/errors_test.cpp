@@ -39,6 +39,8 @@ BOOST_AUTO_TEST_CASE(failures_that_would_repeat_are_not_retryable) {
 BOOST_AUTO_TEST_CASE(error_retryable_follows_its_code) {
   BOOST_TEST(prism::worker_crashed_error("died").retryable());
   BOOST_TEST(prism::timeout_error("late").retryable());
+  BOOST_TEST(prism::object_store_full_error("full").retryable());
+  BOOST_TEST(prism::out_of_memory_error("killed").retryable());
   BOOST_TEST(!prism::task_error("std::out_of_range", "boom", "f").retryable());
   BOOST_TEST(!prism::invalid_argument_error("bad").retryable());
 }
@@ -66,6 +68,9 @@ BOOST_AUTO_TEST_CASE(to_string_names_each_code_after_its_enumerator) {
       {prism::errc::reconstruction_failed, "reconstruction_failed"},
       {prism::errc::storage_corrupt, "storage_corrupt"},
       {prism::errc::permission_denied, "permission_denied"},
+      {prism::errc::task_cancelled, "task_cancelled"},
+      {prism::errc::object_store_full, "object_store_full"},
+      {prism::errc::out_of_memory, "out_of_memory"},
   };
   for (const auto& [code, name] : names)
     BOOST_TEST(prism::to_string(code) == name);

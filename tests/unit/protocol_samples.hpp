@@ -769,6 +769,14 @@ inline protocol::seal_object sample(type_tag<protocol::seal_object>,
           .attempt = 3};
 }
 
+inline protocol::object_kept sample(type_tag<protocol::object_kept>,
+                                    const caf::actor&) {
+  detail::error_info full;
+  full.code = errc::object_store_full;
+  full.message = "no room";
+  return {.ok = false, .contact = "10.0.0.2:4001", .error = full};
+}
+
 inline protocol::free_object sample(type_tag<protocol::free_object>,
                                     const caf::actor&) {
   return {.id = some_object(), .attempt = 4};
@@ -788,7 +796,17 @@ inline protocol::count_objects sample(type_tag<protocol::count_objects>,
 
 inline protocol::object_store_usage
 sample(type_tag<protocol::object_store_usage>, const caf::actor&) {
-  return {.objects = 3, .bytes = 4096, .shared_bytes = 4160, .mapped_reads = 2};
+  return {.objects = 3,
+          .bytes = 4096,
+          .shared_bytes = 4160,
+          .mapped_reads = 2,
+          .spilled_objects = 1,
+          .spilled_bytes = 1024,
+          .spill_files = 1,
+          .spills = 5,
+          .restores = 4,
+          .full_waits = 2,
+          .full_errors = 1};
 }
 
 inline protocol::read_object sample(type_tag<protocol::read_object>,
@@ -1159,6 +1177,13 @@ inline protocol::node_metrics sample(type_tag<protocol::node_metrics>,
           .actors_hosted = 12,
           .objects = 6,
           .object_bytes = 1 << 20,
+          .object_memory_bytes = 1 << 19,
+          .spilled_objects = 3,
+          .spilled_bytes = 1 << 19,
+          .spills = 8,
+          .restores = 5,
+          .store_full_waits = 2,
+          .store_full_errors = 1,
           .output_lines_dropped = 7,
           .worker_processes_started = 9,
           .worker_processes_failed = 2,

@@ -77,6 +77,9 @@ struct start_options {
   std::uint32_t worker_log_backups = 5;
   /// The node's object store's shared memory; 0: 30% of the host's memory.
   std::uint64_t object_store_memory = 0;
+  /// Where the node's store spills objects; empty: `spill` in the session
+  /// directory.
+  std::string spill_dir;
   std::uint32_t max_tasks = 100000;
   /// The metrics port: 0 picks a free one, -1 opens none.
   int metrics_export_port = 0;
@@ -124,6 +127,7 @@ cluster_process::options process_options(const start_options& o) {
   po.cfg.worker_log_max_bytes = o.worker_log_max_bytes;
   po.cfg.worker_log_backups = o.worker_log_backups;
   po.cfg.object_store_memory = o.object_store_memory;
+  po.cfg.spill_dir = o.spill_dir;
   po.cfg.gcs_max_tasks = o.max_tasks;
   po.listen = actors::host_port{o.host, o.port};
   if (!o.head && !o.host_given)
@@ -479,7 +483,12 @@ void add_node_options(CLI::App& start, start_options& so) {
   start.add_option("--object-store-memory", so.object_store_memory,
                    "Bytes of this node's object store's shared memory, "
                    "which its worker processes read objects from in place "
-                   "(default: 30% of the host's memory)");
+                   "(default: 30% of the host's memory); objects past it "
+                   "spill to --spill-dir");
+  start.add_option("--spill-dir", so.spill_dir,
+                   "Where the node's object store spills objects it cannot "
+                   "hold in memory (default: spill in the session "
+                   "directory)");
   start
       .add_option("--max-tasks", so.max_tasks,
                   "Head: the tasks whose events the control store keeps for "

@@ -134,9 +134,22 @@ struct config {
   /// whose workers are processes keeps its objects there, and its worker
   /// processes and drivers on the host read them in place, without a copy (see
   /// README, "Objects"). It costs memory only as objects fill it; memory freed
-  /// is used again. Objects past it are kept in the node's own memory. A node
-  /// of `prism start` takes `--object-store-memory`.
+  /// is used again. A node whose workers are threads counts its objects'
+  /// bytes against it. Objects past it spill to disk (`spill_dir`; README,
+  /// "Memory"). A node of `prism start` takes `--object-store-memory`.
   std::uint64_t object_store_memory = 0;
+
+  /// Where nodes write the objects their stores cannot hold; empty (the
+  /// default) is `spill` in the session directory (`PRISM_SESSION_DIR`, or
+  /// /tmp/prism-<uid>). A node deletes a file once every object in it is
+  /// freed, and on its start the files of nodes that are gone. A node of
+  /// `prism start` takes `--spill-dir`.
+  std::string spill_dir;
+
+  /// A `put` or a task's result that finds its node's store full, with
+  /// spilling unable to make room, waits this long for room, then fails with
+  /// `object_store_full_error`.
+  std::uint32_t object_store_full_timeout_ms = 10000;
 
   /// Threads of the scheduler that runs Prism's own components. 0 uses the
   /// number of hardware threads.

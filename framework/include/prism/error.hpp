@@ -57,6 +57,15 @@ enum class errc : std::uint8_t {
   /// The task or actor call was cancelled (`prism::cancel`). Not
   /// retryable: a cancelled task never runs again.
   task_cancelled,
+  /// A node's object store was full and spilling to disk could not make
+  /// room before `config::object_store_full_timeout_ms` ran out (the spill
+  /// directory's disk is full or failing). Retryable: room comes back as
+  /// objects are freed.
+  object_store_full,
+  /// The node's memory use passed its threshold, and its memory monitor
+  /// killed the worker running the task (`config::memory_usage_threshold`).
+  /// Retryable: the task runs again after a backoff.
+  out_of_memory,
 };
 
 /// Returns a short, stable name for `code`, e.g. "worker_crashed".
@@ -217,6 +226,24 @@ class task_cancelled_error : public error {
 public:
   explicit task_cancelled_error(const std::string& message)
       : error(errc::task_cancelled, message) {}
+};
+
+/// A `put` or a task's result found its node's object store full, and
+/// spilling to disk could not make room in time. The message names the
+/// node, the object's size and what the store held.
+class object_store_full_error : public error {
+public:
+  explicit object_store_full_error(const std::string& message)
+      : error(errc::object_store_full, message) {}
+};
+
+/// The memory monitor of the node the task ran on killed its worker: the
+/// node's memory use passed its threshold, and the task's retries ran out.
+/// The message names the node's memory use, the threshold and the worker.
+class out_of_memory_error : public error {
+public:
+  explicit out_of_memory_error(const std::string& message)
+      : error(errc::out_of_memory, message) {}
 };
 
 /// Every copy of a task's result was lost, and the owner could not rebuild

@@ -138,6 +138,18 @@ public:
     /// the node's host that pin some of them.
     std::size_t shared_bytes = 0;
     std::size_t mapped_reads = 0;
+    /// Objects kept only on disk now (spilled, README "Memory"), their
+    /// bytes, and the spill files that hold them.
+    std::size_t spilled_objects = 0;
+    std::size_t spilled_bytes = 0;
+    std::size_t spill_files = 0;
+    /// Since the node started: objects spilled, objects read back into
+    /// memory, `put`s and results that waited for room, and those that
+    /// failed with `object_store_full_error`.
+    std::size_t spills = 0;
+    std::size_t restores = 0;
+    std::size_t full_waits = 0;
+    std::size_t full_errors = 0;
   };
 
   /// The object store of a live node; nothing if it is dead or unknown.
