@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
@@ -30,6 +29,7 @@
 #include "prism/error.hpp"
 #include "prism/internal/memory_store.hpp"
 #include "protocol/gcs_keeper.hpp"
+#include "raylet/host_memory.hpp"
 #include "raylet/raylet.hpp"
 #include "worker/worker_process.hpp"
 
@@ -159,26 +159,10 @@ void close_control_store(caf::actor_system& sys, control_store& cs) {
 
 namespace {
 
-// The memory this process may use: the host's, or its cgroup's limit if
-// that is lower (a container's); 0 if unknown.
-std::uint64_t memory_available_here() {
-  auto pages = ::sysconf(_SC_PHYS_PAGES);
-  auto page = ::sysconf(_SC_PAGESIZE);
-  std::uint64_t host =
-      pages > 0 && page > 0
-          ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page)
-          : 0;
-  std::ifstream limit{"/sys/fs/cgroup/memory.max"};
-  std::uint64_t cgroup = 0;
-  if (limit >> cgroup && cgroup > 0 && (host == 0 || cgroup < host))
-    return cgroup;
-  return host;
-}
-
 std::uint64_t object_store_bytes(const config& cfg) {
   if (cfg.object_store_memory > 0)
     return cfg.object_store_memory;
-  auto memory = memory_available_here();
+  auto memory = memory_limit_here();
   return memory > 0 ? memory / 10 * 3 : std::uint64_t{1} << 30;
 }
 
@@ -207,6 +191,9 @@ start_raylet(caf::actor_system& sys, const config& cfg,
       cfg.spill_dir.empty() ? session_directory() + "/spill" : cfg.spill_dir;
   rc.store_full_timeout =
       std::chrono::milliseconds{cfg.object_store_full_timeout_ms};
+  rc.memory_threshold = cfg.memory_usage_threshold;
+  rc.memory_interval = std::chrono::milliseconds{
+      std::max<std::uint32_t>(10, cfg.memory_monitor_interval_ms)};
   if (workers == worker_kind::job_programs) {
     use_worker_processes(sys, cfg, rc, worker_program{});
     rc.program_cache =

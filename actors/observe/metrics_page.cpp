@@ -161,6 +161,18 @@ void metrics_page::add(const protocol::node_metrics& m) {
   f.counter("prism_object_store_full_errors_total",
             "Of those, the ones that failed with object_store_full_error.",
             {{"node", node}}, static_cast<double>(m.store_full_errors));
+  if (m.memory_limit > 0) {
+    f.gauge("prism_node_memory_used_bytes",
+            "Memory in use where the node runs (the host's, or its "
+            "cgroup's), as its memory monitor last sampled it.",
+            {{"node", node}}, static_cast<double>(m.memory_used));
+    f.gauge("prism_node_memory_limit_bytes",
+            "The most memory there is where the node runs.", {{"node", node}},
+            static_cast<double>(m.memory_limit));
+  }
+  f.counter("prism_memory_monitor_kills_total",
+            "Worker processes the node's memory monitor killed.",
+            {{"node", node}}, static_cast<double>(m.memory_kills));
   f.counter("prism_output_lines_dropped_total",
             "Lines of worker output dropped before their driver took them "
             "(they stay in the node's log files).",

@@ -52,9 +52,16 @@ void push(owner_actor* self, task_entry& t, lease_entry& lease) {
 // The request for a lease that fits the tasks of queue `q`.
 protocol::lease_request lease_request_for(owner_actor* self, const key_queue& q,
                                           std::uint64_t request_id) {
+  // Tasks of one key are of one function and options: the first tells
+  // whether a killed run would run again.
+  bool retriable = true;
+  if (!q.ready.empty())
+    if (auto t = self->state.tasks.entries.find(q.ready.front());
+        t != self->state.tasks.entries.end())
+      retriable = t->second.retries_left != 0;
   return protocol::lease_request{
-      request_id, q.job,           q.resources,        self_handle(self),
-      q.affinity, q.affinity_soft, self->state.contact};
+      request_id, q.job,           q.resources,         self_handle(self),
+      q.affinity, q.affinity_soft, self->state.contact, retriable};
 }
 
 // Pushes the ready tasks of queue `q` to its leases, each to the lease that
@@ -441,7 +448,7 @@ void worker_lost(owner_actor* self, const protocol::worker_lost& msg) {
   st.log->info("worker {} of lease {} lost: {}; {} task(s) affected",
                msg.worker.hex(), msg.lease_id, msg.reason, lost.size());
   for (auto& tid : lost)
-    run_lost(self, tid, msg.reason);
+    run_lost(self, tid, msg.reason, msg.cause);
   dispatch(self, key);
 }
 

@@ -118,6 +118,9 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](protocol::put_object& msg) { return object_put(self, msg); },
       [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
+      [self](requeue_atom, const task_id& tid, std::int32_t attempt) {
+        requeue(self, tid, attempt);
+      },
       [self](look_atom) { look_at_tasks(self); },
       [self](take_call_events_atom) { send_call_events(self); },
       [self](protocol::flush_events_atom) { return flush_task_events(self); },

@@ -51,6 +51,9 @@ using look_atom = caf::atom_constant<caf::atom("lookevents")>;
 /// Time for an owner whose raylet died to ask again for a new one; the
 /// number is the wait before the next ask, in milliseconds.
 using find_home_atom = caf::atom_constant<caf::atom("findhome")>;
+/// Time for a task whose worker was killed for memory to queue again, after
+/// its backoff (`retry_task`).
+using requeue_atom = caf::atom_constant<caf::atom("requeue")>;
 
 /// The worker id under which a fetch waits for the control store's owner.
 inline const worker_id adopter_id{};
@@ -230,6 +233,9 @@ struct task_entry {
   std::vector<std::pair<std::size_t, detail::task_arg>> ref_args;
   /// Set when this run rebuilds a result whose copies were lost.
   bool rebuilding = false;
+  /// Runs of it that a node's memory monitor killed: each retry after such
+  /// a kill waits twice as long as the last.
+  std::uint32_t memory_kills = 0;
   /// Cancelled while pushed to a worker: its result failed already, and the
   /// entry waits for the run to end (or its worker to die) to free the
   /// lease. Never retried.
@@ -490,9 +496,11 @@ caf::result<bool> flush_task_events(owner_actor* self);
 std::string key_of(const internal::task_spec& spec);
 /// Changes the state of `t`; refuses (and logs) an impossible change.
 bool set_state(owner_actor* self, task_entry& t, internal::task_state to);
-/// The error of a task whose worker died with no retries left.
+/// The error of a task whose worker died with no retries left: killed by
+/// its node's memory monitor (`cause` out_of_memory) or any other way.
 detail::error_info worker_died_error(const task_entry& t,
-                                     const std::string& reason);
+                                     const std::string& reason,
+                                     errc cause = errc::worker_crashed);
 /// Gives an object's value (or error, if `err` is set) to the tasks waiting
 /// for it as an argument.
 void hand_to_waiting_tasks(owner_actor* self, const object_id& id,
@@ -505,8 +513,13 @@ void submit(owner_actor* self, internal::task_spec&& spec,
 void submit_entry(owner_actor* self, task_entry& t);
 void fail_task(owner_actor* self, const task_id& tid,
                const detail::error_info& err);
-/// Runs the task again if it has retries left; returns false if not.
-bool retry_task(owner_actor* self, task_entry& t, const std::string& why);
+/// Runs the task again if it has retries left, queued after `delay`;
+/// returns false if none are left.
+bool retry_task(owner_actor* self, task_entry& t, const std::string& why,
+                std::chrono::milliseconds delay = {});
+/// A retry's delay is over: run `attempt` of `tid` queues (unless it was
+/// cancelled meanwhile).
+void requeue(owner_actor* self, const task_id& tid, std::int32_t attempt);
 /// A worker reports that a run of a task ended.
 void task_finished(owner_actor* self, protocol::task_done& d);
 /// Cancels task `tid` (or, if this owner has no such task, its actor call
@@ -517,7 +530,8 @@ void cancel_task(owner_actor* self, const task_id& tid, bool force,
 void cancel_run(owner_actor* self, const protocol::cancel_run& msg);
 /// The run of `tid` on a worker that is gone ended: it is finished as
 /// cancelled if it was, else retried or failed.
-void run_lost(owner_actor* self, const task_id& tid, const std::string& reason);
+void run_lost(owner_actor* self, const task_id& tid, const std::string& reason,
+              errc cause = errc::worker_crashed);
 /// The state of a task, or an empty string if this owner has none.
 std::string task_state_of(owner_actor* self, const task_id& tid);
 /// An actor call needs its ref arguments resolved by this owner.

@@ -192,13 +192,25 @@ bool set_state(owner_actor* self, task_entry& t, internal::task_state to) {
   return false;
 }
 
+namespace {
+
+/// The first retry of a task after its worker was killed for memory waits
+/// this long, each next one twice as long, up to `memory_retry_max`.
+constexpr auto memory_retry_base = std::chrono::milliseconds{500};
+constexpr auto memory_retry_max = std::chrono::milliseconds{30000};
+
+} // namespace
+
 detail::error_info worker_died_error(const task_entry& t,
-                                     const std::string& reason) {
+                                     const std::string& reason, errc cause) {
   detail::error_info err;
-  err.code = errc::worker_crashed;
+  err.code = cause;
   err.function_name = t.spec.function;
-  err.message = "the worker running task '" + t.spec.display_name() +
-                "' died and no retries are left: " + reason;
+  err.message =
+      (cause == errc::out_of_memory
+           ? "task '" + t.spec.display_name() + "' ran out of memory"
+           : "the worker running task '" + t.spec.display_name() + "' died") +
+      " and no retries are left: " + reason;
   return err;
 }
 
@@ -309,7 +321,8 @@ void fail_task(owner_actor* self, const task_id& tid,
 }
 
 // Runs the task again if it has retries left; returns false if not.
-bool retry_task(owner_actor* self, task_entry& t, const std::string& why) {
+bool retry_task(owner_actor* self, task_entry& t, const std::string& why,
+                std::chrono::milliseconds delay) {
   if (t.retries_left == 0)
     return false;
   if (t.retries_left > 0)
@@ -318,10 +331,29 @@ bool retry_task(owner_actor* self, task_entry& t, const std::string& why) {
   note_attempt_ended(self, t, internal::task_state::failed, why);
   ++t.spec.attempt;
   t.lease_id = 0;
-  self->state.log->info("retrying task {} ({}), attempt {}", t.spec.id.hex(),
-                        t.spec.display_name(), t.spec.attempt);
-  enqueue(self, t.spec.id);
+  self->state.log->info("retrying task {} ({}), attempt {}{}", t.spec.id.hex(),
+                        t.spec.display_name(), t.spec.attempt,
+                        delay.count() > 0
+                            ? " in " + std::to_string(delay.count()) + " ms"
+                            : std::string{});
+  if (delay.count() > 0)
+    self->delayed_send(self, delay, requeue_atom::value, t.spec.id,
+                       t.spec.attempt);
+  else
+    enqueue(self, t.spec.id);
   return true;
+}
+
+void requeue(owner_actor* self, const task_id& tid, std::int32_t attempt) {
+  auto& entries = self->state.tasks.entries;
+  auto t = entries.find(tid);
+  if (t == entries.end() || t->second.spec.attempt != attempt ||
+      t->second.lease_id != 0)
+    return;
+  if (t->second.cancelled)
+    close_cancelled(self, t);
+  else
+    enqueue(self, tid);
 }
 
 void task_finished(owner_actor* self, protocol::task_done& d) {
@@ -476,8 +508,8 @@ void cancel_run(owner_actor* self, const protocol::cancel_run& msg) {
     cancel_task(self, id, msg.force, true);
 }
 
-void run_lost(owner_actor* self, const task_id& tid,
-              const std::string& reason) {
+void run_lost(owner_actor* self, const task_id& tid, const std::string& reason,
+              errc cause) {
   auto& st = self->state;
   auto t = st.tasks.entries.find(tid);
   if (t == st.tasks.entries.end())
@@ -486,6 +518,17 @@ void run_lost(owner_actor* self, const task_id& tid,
   e.lease_id = 0;
   if (e.cancelled) {
     close_cancelled(self, t);
+    return;
+  }
+  if (cause == errc::out_of_memory) {
+    // Again after a backoff, which doubles with each such kill: the memory
+    // may be taken by work that ends meanwhile.
+    e.memory_kills += 1;
+    auto delay =
+        std::min(memory_retry_base * (1 << std::min(e.memory_kills - 1, 6u)),
+                 memory_retry_max);
+    if (!retry_task(self, e, reason, delay))
+      fail_task(self, tid, worker_died_error(e, reason, cause));
     return;
   }
   if (!retry_task(self, e, "its worker died: " + reason))

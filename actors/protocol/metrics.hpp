@@ -58,6 +58,12 @@ struct node_metrics {
   std::uint64_t restores = 0;
   std::uint64_t store_full_waits = 0;
   std::uint64_t store_full_errors = 0;
+  /// The memory in use where the node runs and the most there is (the
+  /// host's, or its cgroup's), as the memory monitor last sampled it; and
+  /// the workers it killed since the node started.
+  std::uint64_t memory_used = 0;
+  std::uint64_t memory_limit = 0;
+  std::uint64_t memory_kills = 0;
   /// Lines of worker output dropped before their driver took them.
   std::uint64_t output_lines_dropped = 0;
   /// Worker processes started since the node started, and those that ended
@@ -76,7 +82,8 @@ typename Inspector::result_type inspect(Inspector& f, node_metrics& x) {
            x.leases_waiting, x.leases_infeasible, x.leases_granted,
            x.actors_hosted, x.objects, x.object_bytes, x.object_memory_bytes,
            x.spilled_objects, x.spilled_bytes, x.spills, x.restores,
-           x.store_full_waits, x.store_full_errors, x.output_lines_dropped,
+           x.store_full_waits, x.store_full_errors, x.memory_used,
+           x.memory_limit, x.memory_kills, x.output_lines_dropped,
            x.worker_processes_started, x.worker_processes_failed, x.user,
            x.user_dropped);
 }

@@ -29,13 +29,16 @@ struct lease_request {
   bool affinity_soft = false;
   /// Where `owner`'s process takes connections (see net/peers.hpp).
   std::string owner_contact;
+  /// Whether the work runs again if the worker is killed (its tasks have
+  /// retries left): the memory monitor kills such work first.
+  bool retriable = true;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, lease_request& x) {
   return f(x.request_id, x.job, x.resources, x.owner,
            static_cast<unique_id&>(x.affinity), x.affinity_soft,
-           x.owner_contact);
+           x.owner_contact, x.retriable);
 }
 
 /// raylet -> owner: no node can ever grant this request (its hard affinity
@@ -115,16 +118,18 @@ typename Inspector::result_type inspect(Inspector& f, cancel_kill& x) {
 }
 
 /// raylet -> owner: the worker of a lease died; every task pushed to it and
-/// not answered is lost.
+/// not answered is lost. `cause` is `out_of_memory` if the node's memory
+/// monitor killed it, else `worker_crashed`.
 struct worker_lost {
   std::uint64_t lease_id = 0;
   worker_id worker;
   std::string reason;
+  errc cause = errc::worker_crashed;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_lost& x) {
-  return f(x.lease_id, static_cast<unique_id&>(x.worker), x.reason);
+  return f(x.lease_id, static_cast<unique_id&>(x.worker), x.reason, x.cause);
 }
 
 } // namespace prism::protocol

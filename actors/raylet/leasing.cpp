@@ -112,6 +112,7 @@ bool grant(raylet_actor* self, const protocol::lease_request& req) {
   l.owner = req.owner;
   l.granted = req.resources;
   l.cpu = req.resources.cpu_only();
+  l.retriable = req.retriable;
   st.available.subtract(l.granted);
   st.lease_of_worker[w->id] = lease_id;
   if (st.watched_owners.insert(req.owner.address()).second)

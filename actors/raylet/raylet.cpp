@@ -128,6 +128,8 @@ void start(raylet_actor* self, raylet_config cfg) {
     // Processes start per job, on demand.
     self->send(st.cfg.door, protocol::door_target{self_handle(self)});
     reap_idle_workers(self);
+    // Only processes can be killed to free memory.
+    check_memory(self);
     if (st.cfg.output)
       st.cfg.output->on_pending([me = self->address()] {
         if (auto r = caf::actor_cast<caf::actor>(me))
@@ -248,6 +250,7 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
       [self](protocol::seal_object& msg) { return seal_stored(self, msg); },
       [self](const protocol::free_object& msg) { free_stored(self, msg); },
       [self](room_atom) { try_waiting_keeps(self); },
+      [self](memory_atom) { check_memory(self); },
       [self](const protocol::drop_objects&) { return drop_objects(self); },
       [self](const protocol::count_objects&) { return object_usage(self); },
   };

@@ -46,6 +46,14 @@ struct raylet_config {
   /// room, waits this long for room before it fails.
   std::chrono::milliseconds store_full_timeout{10000};
 
+  // -- the memory monitor -----------------------------------------------------
+
+  /// The share of the memory where the node runs past which the node kills
+  /// one worker process at a time; 0: no monitor.
+  double memory_threshold = 0;
+  /// How often the monitor samples the memory in use.
+  std::chrono::milliseconds memory_interval{250};
+
   // -- worker processes -------------------------------------------------------
 
   /// Set: the node's store keeps objects in this shared memory, which the

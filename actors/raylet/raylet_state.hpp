@@ -43,6 +43,7 @@
 #include "protocol/state.hpp"
 #include "protocol/status.hpp"
 #include "protocol/testing.hpp"
+#include "raylet/host_memory.hpp"
 #include "raylet/node_object_store.hpp"
 #include "raylet/raylet.hpp"
 #include "raylet/worker_pool.hpp"
@@ -58,6 +59,8 @@ struct lease {
   internal::resource_set granted;
   internal::resource_set cpu;
   bool blocked = false;
+  /// Its work runs again if its worker is killed (`lease_request`).
+  bool retriable = true;
 };
 
 /// The raylet hands the instances queued for running actor host processes
@@ -70,6 +73,9 @@ using output_atom = caf::atom_constant<caf::atom("output")>;
 
 /// Time to try again the results and puts waiting for room in the store.
 using room_atom = caf::atom_constant<caf::atom("room")>;
+
+/// Time for the memory monitor's next sample (`check_memory`).
+using memory_atom = caf::atom_constant<caf::atom("memory")>;
 
 /// Time for the node's report to the control store (`report_node`).
 using report_atom = caf::atom_constant<caf::atom("report")>;
@@ -155,6 +161,16 @@ struct raylet_state {
   /// Keeps that waited for room, and keeps that gave up.
   std::uint64_t full_waits = 0;
   std::uint64_t full_errors = 0;
+
+  // -- the memory monitor (memory_monitor.cpp) --------------------------------
+
+  /// The memory in use where the node runs, as last sampled.
+  memory_use memory;
+  /// The process the monitor killed last, until its exit is reported (its
+  /// memory is free then): the next kill waits for it, 5 s at most.
+  int memory_victim_pid = 0;
+  std::chrono::steady_clock::time_point memory_killed_at;
+  std::uint64_t memory_kills = 0;
 
   // -- worker processes -------------------------------------------------------
 
@@ -289,12 +305,14 @@ void kill_owner_of(raylet_actor* self, const worker_id& id,
                    const caf::error& reason);
 
 /// A worker died: its lease's owner learns it and the lease ends.
-void worker_gone(raylet_actor* self, worker_id id, const std::string& reason);
+void worker_gone(raylet_actor* self, worker_id id, const std::string& reason,
+                 errc cause = errc::worker_crashed);
 
 /// Kills a worker of this node as a crash would: its owner first, then the
-/// worker; its lease, if any, ends. Returns false if the worker is unknown.
+/// worker; its lease, if any, ends, and the lease's owner learns `why` and
+/// `cause`. Returns false if the worker is unknown.
 bool kill_worker(raylet_actor* self, const worker_id& id,
-                 const std::string& why);
+                 const std::string& why, errc cause = errc::worker_crashed);
 
 /// The owner of leases died: its requests and leased workers go with it.
 void owner_gone(raylet_actor* self, const caf::actor_addr& owner);
@@ -438,6 +456,12 @@ protocol::state_found get_node_state(raylet_actor* self,
 /// This node's workers by a key and state, or objects by a key and type.
 protocol::state_counts
 summarize_node_state(raylet_actor* self, const protocol::summarize_state& msg);
+
+// -- the memory monitor (memory_monitor.cpp) ----------------------------------
+
+/// Samples the memory in use; past the threshold, kills one worker (see
+/// prism/internal/memory_policy.hpp); arms the next sample.
+void check_memory(raylet_actor* self);
 
 // -- the object store (object_serving.cpp) ------------------------------------
 

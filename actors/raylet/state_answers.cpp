@@ -227,6 +227,9 @@ protocol::node_metrics node_metrics(raylet_actor* self) {
   m.restores = st.objects.totals().restored_objects;
   m.store_full_waits = st.full_waits;
   m.store_full_errors = st.full_errors;
+  m.memory_used = st.memory.used;
+  m.memory_limit = st.memory.limit;
+  m.memory_kills = st.memory_kills;
   if (st.cfg.output)
     m.output_lines_dropped = st.cfg.output->dropped_lines();
   m.worker_processes_started = st.processes_started;

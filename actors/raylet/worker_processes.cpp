@@ -447,6 +447,8 @@ void worker_launched(raylet_actor* self, const protocol::worker_launched& msg) {
 
 void worker_exited(raylet_actor* self, const protocol::worker_exited& msg) {
   auto& st = self->state;
+  if (msg.pid == st.memory_victim_pid)
+    st.memory_victim_pid = 0; // Its memory is free: the monitor goes on.
   auto w = st.pool.find(msg.worker);
   if (w == nullptr || w->pid != msg.pid)
     return; // Stopped or killed on purpose; already forgotten.

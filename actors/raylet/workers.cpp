@@ -86,7 +86,8 @@ void kill_owner_of(raylet_actor* self, const worker_id& id,
   }
 }
 
-void worker_gone(raylet_actor* self, worker_id id, const std::string& reason) {
+void worker_gone(raylet_actor* self, worker_id id, const std::string& reason,
+                 errc cause) {
   auto& st = self->state;
   auto w = st.pool.remove(id);
   if (!w)
@@ -95,7 +96,8 @@ void worker_gone(raylet_actor* self, worker_id id, const std::string& reason) {
   if (auto l = st.lease_of_worker.find(id); l != st.lease_of_worker.end()) {
     auto lease_id = l->second;
     if (auto i = st.leases.find(lease_id); i != st.leases.end())
-      self->send(i->second.owner, protocol::worker_lost{lease_id, id, reason});
+      self->send(i->second.owner,
+                 protocol::worker_lost{lease_id, id, reason, cause});
     st.lease_of_worker.erase(l);
     end_lease(self, lease_id);
   }
@@ -103,7 +105,7 @@ void worker_gone(raylet_actor* self, worker_id id, const std::string& reason) {
 }
 
 bool kill_worker(raylet_actor* self, const worker_id& id,
-                 const std::string& why) {
+                 const std::string& why, errc cause) {
   auto w = self->state.pool.find(id);
   if (w == nullptr)
     return false;
@@ -111,14 +113,14 @@ bool kill_worker(raylet_actor* self, const worker_id& id,
     // Its owner lives in its process and dies with it. One still launching
     // is killed once its launch is answered (it is forgotten by then).
     auto pid = w->pid;
-    worker_gone(self, id, why);
+    worker_gone(self, id, why, cause);
     if (pid > 0)
       self->state.cfg.launcher->kill(pid);
     return true;
   }
   auto handle = w->handle;
   self->demonitor(handle);
-  worker_gone(self, id, why);
+  worker_gone(self, id, why, cause);
   kill_owner_of(self, id, caf::exit_reason::kill);
   self->send_exit(handle, caf::exit_reason::kill);
   return true;

@@ -150,7 +150,8 @@ inline protocol::lease_request sample(type_tag<protocol::lease_request>,
           .owner = a,
           .affinity = some_node(),
           .affinity_soft = true,
-          .owner_contact = "10.0.0.1:41001"};
+          .owner_contact = "10.0.0.1:41001",
+          .retriable = false};
 }
 
 inline protocol::lease_grant sample(type_tag<protocol::lease_grant>,
@@ -174,7 +175,10 @@ inline protocol::lease_return sample(type_tag<protocol::lease_return>,
 
 inline protocol::worker_lost sample(type_tag<protocol::worker_lost>,
                                     const caf::actor&) {
-  return {.lease_id = 6, .worker = some_worker(), .reason = "killed"};
+  return {.lease_id = 6,
+          .worker = some_worker(),
+          .reason = "killed",
+          .cause = errc::out_of_memory};
 }
 
 inline protocol::push_task sample(type_tag<protocol::push_task>,
@@ -1184,6 +1188,9 @@ inline protocol::node_metrics sample(type_tag<protocol::node_metrics>,
           .restores = 5,
           .store_full_waits = 2,
           .store_full_errors = 1,
+          .memory_used = 3ull << 30,
+          .memory_limit = 8ull << 30,
+          .memory_kills = 2,
           .output_lines_dropped = 7,
           .worker_processes_started = 9,
           .worker_processes_failed = 2,

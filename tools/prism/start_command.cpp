@@ -80,6 +80,8 @@ struct start_options {
   /// Where the node's store spills objects; empty: `spill` in the session
   /// directory.
   std::string spill_dir;
+  /// The memory monitor's threshold: a share of the host's memory.
+  double memory_usage_threshold = 0.95;
   std::uint32_t max_tasks = 100000;
   /// The metrics port: 0 picks a free one, -1 opens none.
   int metrics_export_port = 0;
@@ -128,6 +130,7 @@ cluster_process::options process_options(const start_options& o) {
   po.cfg.worker_log_backups = o.worker_log_backups;
   po.cfg.object_store_memory = o.object_store_memory;
   po.cfg.spill_dir = o.spill_dir;
+  po.cfg.memory_usage_threshold = o.memory_usage_threshold;
   po.cfg.gcs_max_tasks = o.max_tasks;
   po.listen = actors::host_port{o.host, o.port};
   if (!o.head && !o.host_given)
@@ -489,6 +492,13 @@ void add_node_options(CLI::App& start, start_options& so) {
                    "Where the node's object store spills objects it cannot "
                    "hold in memory (default: spill in the session "
                    "directory)");
+  start
+      .add_option("--memory-usage-threshold", so.memory_usage_threshold,
+                  "The share of the host's memory (or its cgroup's limit) "
+                  "past which the node kills one worker process at a time, "
+                  "before the kernel kills the node; 0 turns it off")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   start
       .add_option("--max-tasks", so.max_tasks,
                   "Head: the tasks whose events the control store keeps for "

@@ -151,6 +151,13 @@ struct config {
   /// `object_store_full_error`.
   std::uint32_t object_store_full_timeout_ms = 10000;
 
+  /// The share of the host's memory (of its cgroup's limit, if lower) past
+  /// which a node's memory monitor kills one worker at a time, before the
+  /// kernel kills the node (README, "Memory"); 0 turns the monitor off.
+  double memory_usage_threshold = 0.95;
+  /// How often the memory monitor samples the memory in use.
+  std::uint32_t memory_monitor_interval_ms = 250;
+
   /// Threads of the scheduler that runs Prism's own components. 0 uses the
   /// number of hardware threads.
   std::uint32_t scheduler_threads = 0;
