@@ -54,6 +54,8 @@ const std::map<std::string, judgement>& table() {
       {"tcp_floor_rtt", a_floor()},
       {tcp_bulk, a_floor()},
       {"page_fault_floor_100mb", a_floor()},
+      {"dd_write_floor_1gb", a_floor()},
+      {"dd_read_floor_1gb", a_floor()},
       {"autoscaler_floor_10k_listing_ms", judgement{"", false, true}},
       // Embedded: tasks, objects, actors.
       {"single_client_tasks_sync", against(request_rtt)},
@@ -100,6 +102,9 @@ const std::map<std::string, judgement>& table() {
       {"status_page_100k_actors_overview_ms", cost()},
       {"cluster_get_100mb_across_nodes", against(tcp_bulk)},
       {"node_get_100mb_same_node", against("page_fault_floor_100mb")},
+      // Spilling.
+      {"spill_1gb_mb_s", against("dd_write_floor_1gb")},
+      {"restore_1gb_mb_s", against("dd_read_floor_1gb")},
       {"worker_process_start_ms", cost()},
       {"cluster_node_kill_to_retry_ms", cost()},
       {"cluster_node_freeze_detect_ms", cost()},

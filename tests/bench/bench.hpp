@@ -110,6 +110,11 @@ std::vector<metric> gcs_store_metrics();
 /// on. Needs Prism not running (each run starts its own cluster).
 std::vector<metric> chaos_metrics();
 
+/// Spilling: a node's store writing 1 GB in 64 MB objects past its shared
+/// memory to spill files and reading them back, next to `dd` writing and
+/// reading as much in the same directory.
+std::vector<metric> spill_metrics();
+
 /// Cluster mode on loopback: the driver (this program), a head and nodes as
 /// processes of their own, tasks and actor calls in worker processes of this
 /// program; how long a worker process takes to register, and how soon a

@@ -73,6 +73,20 @@ std::pair<std::size_t, std::uint64_t> spill_files_in(const std::string& dir) {
   return {files, bytes};
 }
 
+/// The spill files in `dir` of nodes other than `node`.
+std::size_t spill_files_not_of(const std::string& dir,
+                               const std::string& node) {
+  std::size_t files = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator{dir, ec}) {
+    auto name = e.path().filename().string();
+    if (e.path().extension() == ".spill" &&
+        name.rfind("prism-" + node + "-", 0) != 0)
+      ++files;
+  }
+  return files;
+}
+
 /// How many bytes the driver puts: 2 GB, or `PRISM_SPILL_TEST_MB`.
 std::uint64_t bytes_to_put() {
   const char* env = std::getenv("PRISM_SPILL_TEST_MB");
@@ -143,6 +157,44 @@ BOOST_AUTO_TEST_CASE(a_driver_puts_eight_stores_worth_and_reads_every_byte) {
     return spill_files_in(spill_dir.string()).first == 0;
   }));
   BOOST_TEST(cluster.sanitizer_reports() == "");
+  std::error_code ec;
+  std::filesystem::remove_all(spill_dir, ec);
+}
+
+// Results spilled on another node are read from its spill files by the
+// driver; once that node is killed, the next node to start on the same
+// spill directory deletes what it left.
+BOOST_AUTO_TEST_CASE(spilled_results_are_read_across_nodes_and_swept_after) {
+  auto o = attached_cluster(0);
+  auto spill_dir = std::filesystem::temp_directory_path() /
+                   ("prism-spill-" + prism::unique_id::random().hex());
+  o.flags = {"--object-store-memory", std::to_string(64 * mib), "--spill-dir",
+             spill_dir.string()};
+  process_cluster cluster{o};
+  cluster.add_node({"--resources", R"({"far": 2})"});
+  auto head = prism::get_runtime_context().node.hex();
+
+  // Made on the far node, three times its store: most spill there.
+  std::vector<prism::object_ref<std::string>> refs;
+  for (std::uint64_t i = 0; i < 6; ++i)
+    refs.push_back(prism::task(made_in_a_task)
+                       .resources({{"far", 1}})
+                       .remote(32 * mib, i));
+  prism::wait(refs, static_cast<int>(refs.size()), result_timeout);
+  BOOST_TEST(spill_files_not_of(spill_dir.string(), head) > 0u);
+  for (std::size_t i = 0; i < refs.size(); ++i)
+    BOOST_TEST(is_pattern(prism::get(refs[i], result_timeout), i),
+               "object " << i << " differs");
+
+  // Killed, the far node leaves its files; the next node deletes them.
+  cluster.kill_node(1);
+  BOOST_TEST(spill_files_not_of(spill_dir.string(), head) > 0u);
+  cluster.add_node({"--resources", R"({"far": 2})"});
+  BOOST_TEST(eventually(std::chrono::seconds{30}, [&] {
+    return spill_files_not_of(spill_dir.string(), head) == 0;
+  }));
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+  refs.clear();
   std::error_code ec;
   std::filesystem::remove_all(spill_dir, ec);
 }
