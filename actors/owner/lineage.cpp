@@ -252,7 +252,8 @@ caf::result<detail::error_info> object_put(owner_actor* self,
         // Never handed out: nothing refers to it.
         object_freed(self, id);
         rp.deliver(std::move(e));
-      });
+      },
+      true);
   return rp;
 }
 

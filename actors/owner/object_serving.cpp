@@ -735,7 +735,8 @@ void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet) {
 void keep_in_node(owner_actor* self, const object_id& id, detail::value value,
                   std::int32_t attempt,
                   std::function<void(const std::string&)> kept,
-                  std::function<void(detail::error_info)> refused) {
+                  std::function<void(detail::error_info)> refused,
+                  bool primary) {
   auto& st = self->state;
   auto keep = [&](auto msg) {
     auto fail = [self, id, refused](detail::error_info e) {
@@ -767,7 +768,7 @@ void keep_in_node(owner_actor* self, const object_id& id, detail::value value,
   if (auto s = st.objects.sealable.find(id); s != st.objects.sealable.end())
     keep(protocol::seal_object{id, s->second, value.tag, value.refs, attempt});
   else
-    keep(protocol::store_object{id, std::move(value), attempt});
+    keep(protocol::store_object{id, std::move(value), attempt, primary});
 }
 
 // -- borrowers ----------------------------------------------------------------

@@ -434,14 +434,15 @@ void copy_kept(owner_actor* self, const protocol::copy_kept& msg);
 /// up the reads from there.
 void objects_lost_with(owner_actor* self, const caf::actor_addr& raylet);
 /// Keeps `value` (`id`, made by run `attempt`) in the store of this
-/// owner's node; `kept` runs with the store's contact once it is there,
-/// `refused` (if set) with the error if the store did not keep it (it was
-/// full, `object_store_full`).
+/// owner's node, as the object's primary copy (a put's) or a secondary one;
+/// `kept` runs with the store's contact once it is there, `refused` (if
+/// set) with the error if the store did not keep it (it was full,
+/// `object_store_full`).
 void keep_in_node(
     owner_actor* self, const object_id& id, detail::value value,
     std::int32_t attempt,
     std::function<void(const std::string&)> kept = [](const std::string&) {},
-    std::function<void(detail::error_info)> refused = {});
+    std::function<void(detail::error_info)> refused = {}, bool primary = false);
 /// Keeps a put's value in this node's store; answers once it is there, or
 /// with why not.
 caf::result<detail::error_info> object_put(owner_actor* self,

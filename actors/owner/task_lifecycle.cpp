@@ -375,6 +375,9 @@ void task_finished(owner_actor* self, protocol::task_done& d) {
   } else if (d.ok) {
     finish_task(self, d);
   } else {
+    // Refs inside a value the node's store refused (it was full) have no
+    // object to live in.
+    disown(self, d.result.refs);
     const auto& spec = t->second.spec;
     bool may_retry =
         d.error.code == errc::task_failed

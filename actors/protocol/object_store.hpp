@@ -37,11 +37,14 @@ struct store_object {
   object_id id;
   detail::value value;
   std::int32_t attempt = 0;
+  /// The copy a `put` made, not one read from another node's store: the
+  /// node spills such copies first.
+  bool primary = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, store_object& x) {
-  return f(x.id, x.value, x.attempt);
+  return f(x.id, x.value, x.attempt, x.primary);
 }
 
 /// owner -> raylet: at most `max_bytes` (not 0) of the payload of an object

@@ -124,7 +124,7 @@ caf::result<protocol::object_kept> store_sent(raylet_actor* self,
   auto rp = self->make_response_promise<protocol::object_kept>();
   keep_or_wait(
       self, msg.id, std::move(msg.value), msg.attempt,
-      msg.attempt == 0 ? copy_kind::primary : copy_kind::secondary,
+      msg.primary ? copy_kind::primary : copy_kind::secondary,
       [self, rp](detail::error_info e) mutable {
         bool ok = e.code == errc::ok;
         rp.deliver(protocol::object_kept{

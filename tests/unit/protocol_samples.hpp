@@ -716,7 +716,10 @@ inline protocol::seal_result sample(type_tag<protocol::seal_result>,
 
 inline protocol::store_object sample(type_tag<protocol::store_object>,
                                      const caf::actor&) {
-  return {.id = some_object(), .value = some_value(), .attempt = 2};
+  return {.id = some_object(),
+          .value = some_value(),
+          .attempt = 2,
+          .primary = true};
 }
 
 inline protocol::pull_object sample(type_tag<protocol::pull_object>,
