@@ -48,7 +48,6 @@ std::string node_object_store::keep(const object_id& id, detail::value value,
     in_memory_ += o.size;
   } else {
     spilled_now_ += 1;
-    spilled_bytes_now_ += o.size;
   }
   return {};
 }
@@ -67,7 +66,6 @@ void node_object_store::clear() noexcept {
   bytes_ = 0;
   in_memory_ = 0;
   spilled_now_ = 0;
-  spilled_bytes_now_ = 0;
 }
 
 // -- reading ------------------------------------------------------------------
@@ -251,7 +249,6 @@ void node_object_store::drop_bytes(stored_object& o) noexcept {
   o.value.bytes = {};
   in_memory_ -= o.size;
   spilled_now_ += 1;
-  spilled_bytes_now_ += o.size;
 }
 
 void node_object_store::take_bytes(stored_object& o,
@@ -259,7 +256,6 @@ void node_object_store::take_bytes(stored_object& o,
   o.value.bytes = std::move(bytes);
   in_memory_ += o.size;
   spilled_now_ -= 1;
-  spilled_bytes_now_ -= o.size;
 }
 
 void node_object_store::forget(stored_object& o) noexcept {
@@ -268,7 +264,6 @@ void node_object_store::forget(stored_object& o) noexcept {
     in_memory_ -= o.size;
   } else {
     spilled_now_ -= 1;
-    spilled_bytes_now_ -= o.size;
   }
 }
 

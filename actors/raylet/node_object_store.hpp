@@ -167,7 +167,7 @@ public:
     return spilled_now_;
   }
   std::uint64_t spilled_bytes_now() const noexcept {
-    return spilled_bytes_now_;
+    return bytes_ - in_memory_;
   }
 
   const counters& totals() const noexcept {
@@ -222,7 +222,6 @@ private:
   std::uint64_t bytes_ = 0;
   std::uint64_t in_memory_ = 0;
   std::uint64_t spilled_now_ = 0;
-  std::uint64_t spilled_bytes_now_ = 0;
   std::uint64_t clock_ = 0;
   counters totals_;
   std::string last_spill_error_;

@@ -31,6 +31,8 @@ std::uint64_t hog(std::uint64_t cap_mib) {
     held.emplace_back(new char[32 * mib]);
     std::memset(held.back().get(), 1, 32 * mib);
     taken += 32;
+    // Time is the subject: memory grows at a pace the monitor's samples
+    // (every 50 ms here) catch well before the kernel would act.
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
   }
   return taken;
