@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -13,6 +14,7 @@
 #include <rocksdb/file_system.h>
 #include <rocksdb/memtablerep.h>
 #include <rocksdb/options.h>
+#include <rocksdb/wal_filter.h>
 #include <rocksdb/write_batch.h>
 
 #include "log_check.hpp"
@@ -127,11 +129,89 @@ std::uint32_t parse_version(const std::string& text, const std::string& path) {
   return v;
 }
 
+/// What the store's write-ahead logs say of its schema version, read from
+/// every batch that opening the store would apply, and whether they put any
+/// other key. The logs that are kept are the newest ones (RocksDB deletes
+/// the oldest first), so their last write of the version, if any, is its
+/// last write of all, and newer than what the table files hold.
+class logged_writes : public rocksdb::WriteBatch::Handler {
+public:
+  /// Whether the logs wrote (or deleted) the schema version: then
+  /// `version` is its last value, or empty if it was deleted last.
+  bool version_logged = false;
+  std::optional<std::string> version;
+  /// Whether the logs put any other key.
+  bool records = false;
+  /// Whether a batch did not decode, which RocksDB's replay refuses.
+  bool undecodable = false;
+
+  void read(std::string_view batch) {
+    rocksdb::WriteBatch wb{std::string{batch}};
+    if (!wb.Iterate(this).ok())
+      undecodable = true;
+  }
+
+  rocksdb::Status PutCF(std::uint32_t cf, const rocksdb::Slice& key,
+                        const rocksdb::Slice& value) override {
+    if (is_version(cf, key)) {
+      version_logged = true;
+      version = value.ToString();
+    } else {
+      records = true;
+    }
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteCF(std::uint32_t cf,
+                           const rocksdb::Slice& key) override {
+    if (is_version(cf, key)) {
+      version_logged = true;
+      version.reset();
+    }
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status SingleDeleteCF(std::uint32_t cf,
+                                 const rocksdb::Slice& key) override {
+    return DeleteCF(cf, key);
+  }
+  rocksdb::Status DeleteRangeCF(std::uint32_t, const rocksdb::Slice&,
+                                const rocksdb::Slice&) override {
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status MergeCF(std::uint32_t, const rocksdb::Slice&,
+                          const rocksdb::Slice&) override {
+    records = true;
+    return rocksdb::Status::OK();
+  }
+  void LogData(const rocksdb::Slice&) override {}
+
+private:
+  static bool is_version(std::uint32_t cf, const rocksdb::Slice& key) {
+    return cf == 0 && key.ToStringView() == layout::schema_version_key;
+  }
+};
+
+/// Has a read-only open replay nothing of the logs: their check has read
+/// what the probe needs of them (`logged_writes`), and replaying 100,000
+/// actors into memory to read one key cost a restart most of its probe.
+class replay_nothing : public rocksdb::WalFilter {
+public:
+  WalProcessingOption LogRecordFound(unsigned long long, const std::string&,
+                                     const rocksdb::WriteBatch&,
+                                     rocksdb::WriteBatch*, bool*) override {
+    return WalProcessingOption::kStopReplay;
+  }
+  const char* Name() const override {
+    return "prism.replay_nothing";
+  }
+};
+
 /// Reads the store's write-ahead logs and throws if acknowledged writes
 /// follow damage in them: RocksDB's recovery would drop those writes with
-/// the damage. A torn last record, which a crash leaves, is fine.
+/// the damage. A torn last record, which a crash leaves, is fine. Each batch
+/// that opening the store would apply goes through `logged`.
 void check_logs_before_open(const std::string& path,
-                            const std::shared_ptr<spdlog::logger>& log) {
+                            const std::shared_ptr<spdlog::logger>& log,
+                            logged_writes& logged) {
   // The MANIFEST first: RocksDB forgets, without a word, the edits after a
   // damaged length in its last block. No repair drops that.
   auto manifest = check_manifest(path);
@@ -142,23 +222,30 @@ void check_logs_before_open(const std::string& path,
                           "Restore the store from a backup.",
                       d.file, d.offset);
   }
-  auto logs = check_logs(path);
+  auto logs =
+      check_logs(path, {}, [&](std::string_view batch) { logged.read(batch); });
   if (logs.torn_tail())
     log->warn("control store at {}: {}", path, describe(logs));
   for (const auto& d : logs.harmless)
     log->warn("control store at {}: {} at offset {} ({}) is unreadable, but "
               "the writes after it go on with the next sequence number",
               path, d.file, d.offset, d.what);
-  if (!logs.damaged_in_the_middle())
-    return;
-  const auto& d = *logs.damage;
-  throw store_error("control store at " + path + ": " + describe(logs) +
-                        ". Refusing to open it: nothing was changed. `prism "
-                        "store check " +
-                        path +
-                        "` lists the writes after the damage; `prism store "
-                        "repair` drops them.",
-                    d.file, d.offset);
+  if (logs.damaged_in_the_middle()) {
+    const auto& d = *logs.damage;
+    throw store_error("control store at " + path + ": " + describe(logs) +
+                          ". Refusing to open it: nothing was changed. `prism "
+                          "store check " +
+                          path +
+                          "` lists the writes after the damage; `prism store "
+                          "repair` drops them.",
+                      d.file, d.offset);
+  }
+  if (logged.undecodable)
+    throw store_error(kind::corrupt,
+                      "control store at " + path +
+                          ": a write batch in its write-ahead log has an "
+                          "intact checksum but does not decode. Refusing to "
+                          "open it: nothing was changed.");
 }
 
 /// Checks the store at `path` without writing to it: its logs must have no
@@ -168,27 +255,46 @@ void check_logs_before_open(const std::string& path,
 /// version must still be written.
 found_version probe(const rocksdb::Options& base, const std::string& path,
                     bool verify_checksums, bool logs = true) {
-  if (logs)
-    check_logs_before_open(path, store_log());
+  logged_writes logged;
+  replay_nothing no_replay;
+  auto options = base;
+  if (logs) {
+    check_logs_before_open(path, store_log(), logged);
+    options.wal_filter = &no_replay;
+  }
   std::vector<std::string> names;
-  auto s = rocksdb::DB::ListColumnFamilies(base, path, &names);
+  auto s = rocksdb::DB::ListColumnFamilies(options, path, &names);
   if (!s.ok())
     fail(s, "control store at " + path + " is unreadable", true);
   read_only_db ro;
-  s = rocksdb::DB::OpenForReadOnly(base, path, descriptors(names, base),
+  s = rocksdb::DB::OpenForReadOnly(options, path, descriptors(names, options),
                                    &ro.handles, &ro.db);
   if (!s.ok())
     fail(s, "control store at " + path + " cannot be opened", true);
+  // Without a replay, the table files hold what the logs do not.
   std::string text;
-  s = ro.db->Get(rocksdb::ReadOptions{}, ro.db->DefaultColumnFamily(),
-                 layout::schema_version_key, &text);
+  if (!logged.version_logged)
+    s = ro.db->Get(rocksdb::ReadOptions{}, ro.db->DefaultColumnFamily(),
+                   layout::schema_version_key, &text);
+  else if (logged.version)
+    text = *logged.version;
+  else
+    s = rocksdb::Status::NotFound();
   auto result = found_version::ok;
   if (s.IsNotFound()) {
     // Created, then crashed before the version was written: fine if empty.
+    if (logged.records)
+      throw store_error(kind::corrupt,
+                        "control store at " + path +
+                            " holds records but no schema version");
     for (auto* h : ro.handles) {
       std::unique_ptr<rocksdb::Iterator> it{
           ro.db->NewIterator(rocksdb::ReadOptions{}, h)};
       it->SeekToFirst();
+      // A version the logs deleted is still in the table files read here.
+      if (it->Valid() && h->GetID() == 0 &&
+          it->key().ToStringView() == layout::schema_version_key)
+        it->Next();
       check(it->status(), "cannot read control store at " + path);
       if (it->Valid())
         throw store_error(kind::corrupt,

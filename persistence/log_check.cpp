@@ -6,10 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string_view>
+#include <utility>
 
-#include <boost/crc.hpp>
 #include <rocksdb/write_batch.h>
 
+#include "crc32c.hpp"
 #include "store_error.hpp"
 #include "store_layout.hpp"
 
@@ -71,17 +72,11 @@ std::uint64_t read_le64(const char* p) noexcept {
   return x;
 }
 
-/// CRC32C (Castagnoli), as RocksDB's logs use it.
-using crc32c =
-    boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
-
 /// The masked CRC a header stores for a record whose checksummed bytes (its
 /// type, for recyclable records its log number, then its payload) are
 /// `bytes`.
 std::uint32_t masked_crc(std::string_view bytes) {
-  crc32c crc;
-  crc.process_bytes(bytes.data(), bytes.size());
-  auto c = crc.checksum();
+  auto c = crc32c(bytes);
   return ((c >> 15) | (c << 17)) + 0xa282ead8u;
 }
 
@@ -135,8 +130,9 @@ public:
   /// `write_batches`: whether each record is a write batch (a log) or not
   /// (a MANIFEST).
   log_scanner(const table_names& names, log_report& report,
-              bool write_batches = true)
-      : names_(names), report_(report), write_batches_(write_batches) {}
+              bool write_batches = true, batch_visitor visit = {})
+      : names_(names), report_(report), write_batches_(write_batches),
+        visit_(std::move(visit)) {}
 
   void scan(std::string file, std::string bytes) {
     file_ = std::move(file);
@@ -240,6 +236,8 @@ private:
       ++report_.batches;
       if (write_batches_)
         next_sequence_ = sequence + count;
+      if (visit_)
+        visit_(batch);
       return;
     }
     logged_batch b;
@@ -309,6 +307,7 @@ private:
   const table_names& names_;
   log_report& report_;
   bool write_batches_;
+  batch_visitor visit_;
   /// The sequence number of the write after the last intact batch before
   /// any damage; 0 while unknown.
   std::uint64_t next_sequence_ = 0;
@@ -352,7 +351,8 @@ std::string read_file(const fs::path& p) {
 
 } // namespace
 
-log_report check_logs(const std::string& dir, const table_names& names) {
+log_report check_logs(const std::string& dir, const table_names& names,
+                      const batch_visitor& visit) {
   std::vector<std::pair<std::uint64_t, std::string>> logs;
   std::error_code ec;
   for (fs::directory_iterator it{dir, ec}, end; !ec && it != end;
@@ -367,7 +367,7 @@ log_report check_logs(const std::string& dir, const table_names& names) {
                       "cannot list " + dir + ": " + ec.message());
   std::sort(logs.begin(), logs.end());
   log_report report;
-  log_scanner scanner{names, report};
+  log_scanner scanner{names, report, true, visit};
   for (auto& [n, name] : logs) {
     report.files.push_back(name);
     scanner.scan(name, read_file(fs::path{dir} / name));

@@ -19,9 +19,11 @@
 // block, and so forgets the edits after it. It is checked the same way.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace prism::persistence {
@@ -98,10 +100,16 @@ struct log_report {
 /// Column family names by id, for naming the tables of logged writes.
 using table_names = std::map<std::uint32_t, std::string>;
 
+/// Called with each write batch that opening the store would apply, in
+/// order: the intact ones up to damage, and those after damage that is
+/// harmless.
+using batch_visitor = std::function<void(std::string_view batch)>;
+
 /// Reads every `*.log` file in `dir`, oldest first, and checks every record.
 /// Never writes. Throws `store_error` (`io`) if a file cannot be read.
 [[nodiscard]] log_report check_logs(const std::string& dir,
-                                    const table_names& names = {});
+                                    const table_names& names = {},
+                                    const batch_visitor& visit = {});
 
 /// Reads the MANIFEST that the store's CURRENT file names, record by record.
 /// Never writes. The records after damage are listed without writes (they

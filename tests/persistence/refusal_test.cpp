@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "control_store.hpp"
+#include "crc32c.hpp"
 #include "test_support.hpp"
 
 namespace refusal_test {
@@ -103,6 +105,41 @@ BOOST_AUTO_TEST_CASE(empty_store_without_a_schema_version_gets_one) {
   raw_store raw{dir.path()};
   BOOST_TEST(raw.get("default", std::string{layout::schema_version_key}) ==
              "1");
+}
+
+BOOST_AUTO_TEST_CASE(intact_log_record_that_does_not_decode_is_refused) {
+  // A record whose checksum holds but whose write batch is garbage: the
+  // open reads the logs' batches itself and must refuse before RocksDB
+  // replays, and so writes, anything.
+  temp_dir dir;
+  populate(dir.path());
+  auto log = file_matching(dir.path(), "", ".log");
+  std::ifstream in{log, std::ios::binary};
+  std::string bytes{std::istreambuf_iterator<char>{in}, {}};
+  in.close();
+  // Sequence 1,000,000, one write, then a write type no batch has.
+  std::string batch(12, '\0');
+  batch[2] = '\x0f';
+  batch[3] = '\x42';
+  batch[8] = 1;
+  batch += "\x7f garbage";
+  std::string typed = std::string(1, '\x01') + batch; // a full record
+  auto c = crc32c(typed);
+  auto masked = ((c >> 15) | (c << 17)) + 0xa282ead8u;
+  std::string header(7, '\0');
+  for (int i = 0; i < 4; ++i)
+    header[i] = static_cast<char>(masked >> (8 * i));
+  header[4] = static_cast<char>(batch.size() & 0xff);
+  header[5] = static_cast<char>(batch.size() >> 8);
+  header[6] = '\x01';
+  constexpr std::size_t block = 32768;
+  if (block - bytes.size() % block < header.size() + batch.size())
+    bytes.append(block - bytes.size() % block, '\0');
+  bytes += header + batch;
+  write_file(log, bytes);
+  auto before = fingerprint_of(dir.path());
+  BOOST_TEST((refusal_kind(dir.path(), "does not decode") == kind::corrupt));
+  BOOST_TEST((fingerprint_of(dir.path()) == before));
 }
 
 BOOST_AUTO_TEST_CASE(garbage_in_current_is_refused_and_nothing_changes) {
