@@ -240,6 +240,8 @@ private:
   struct waiter {
     std::condition_variable cv;
     std::size_t remaining = 0;
+    /// Set with the last wake-up, for a waiter that spins before it sleeps.
+    std::atomic<bool> woken{false};
     stop_flag stop = nullptr;
     /// Set for a waiter of `on_ready`, which the store owns: run instead of
     /// notifying, then deleted.
