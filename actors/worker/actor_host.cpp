@@ -50,10 +50,144 @@ class async_call_state;
 /// Calls run back to back in one executor job while one at a time is allowed.
 constexpr std::size_t max_batch = 256;
 
+/// The runtime an actor's methods see. It makes the actor's owner client
+/// (what its calls own lives there) on the first call that needs one: most
+/// actors never submit a task nor put a value, and an idle actor without a
+/// client and its memory store is some 700 bytes smaller.
+class actor_runtime final : public detail::runtime {
+public:
+  /// What the client is made of, once it is; before that, `self`, `node`
+  /// and `job` answer for it.
+  void prepare(caf::actor_system& sys, owner_client::config cfg) {
+    sys_ = &sys;
+    cfg_ = std::move(cfg);
+  }
+
+  /// The client, made now if it was not.
+  owner_client& client() {
+    std::call_once(once_, [this] {
+      auto cfg = cfg_;
+      cfg.store = std::make_shared<internal::memory_store>();
+      client_ = std::make_shared<owner_client>(*sys_, std::move(cfg));
+      made_.store(true, std::memory_order_release);
+    });
+    return *client_;
+  }
+
+  /// The client if it was made; none otherwise.
+  owner_client* made() const {
+    return made_.load(std::memory_order_acquire) ? client_.get() : nullptr;
+  }
+
+  detail::ref_ptr submit_task(const std::string& function,
+                              std::vector<detail::task_arg> args,
+                              const detail::task_options& opts) override {
+    return client().submit_task(function, std::move(args), opts);
+  }
+  detail::ref_ptr put(detail::value v) override {
+    return client().put(std::move(v));
+  }
+  detail::value get(const detail::ref_token& ref,
+                    detail::wait_duration timeout) override {
+    return client().get(ref, timeout);
+  }
+  std::vector<bool> wait(const std::vector<const detail::ref_token*>& refs,
+                         std::size_t num_returns,
+                         detail::wait_duration timeout) override {
+    return client().wait(refs, num_returns, timeout);
+  }
+  actor_id create_actor(const std::string& factory, std::uint64_t class_tag,
+                        std::vector<detail::task_arg> args,
+                        const detail::actor_options& opts) override {
+    return client().create_actor(factory, class_tag, std::move(args), opts);
+  }
+  detail::ref_ptr submit_actor_task(const actor_id& actor,
+                                    const std::string& method,
+                                    std::vector<detail::task_arg> args,
+                                    const detail::call_options& opts) override {
+    return client().submit_actor_task(actor, method, std::move(args), opts);
+  }
+  std::optional<actor_id> find_actor(const std::string& name,
+                                     const std::string* ns,
+                                     std::uint64_t class_tag) override {
+    return client().find_actor(name, ns, class_tag);
+  }
+  void cancel(const detail::ref_token& ref, bool force,
+              bool recursive) override {
+    client().cancel(ref, force, recursive);
+  }
+  void kill_actor(const actor_id& actor, bool no_restart) override {
+    client().kill_actor(actor, no_restart);
+  }
+  bool kv_put(const std::string& ns, const std::string& key,
+              const std::string& value, bool overwrite) override {
+    return client().kv_put(ns, key, value, overwrite);
+  }
+  std::optional<std::string> kv_get(const std::string& ns,
+                                    const std::string& key) override {
+    return client().kv_get(ns, key);
+  }
+  bool kv_del(const std::string& ns, const std::string& key) override {
+    return client().kv_del(ns, key);
+  }
+  std::vector<std::string> kv_keys(const std::string& ns,
+                                   const std::string& prefix) override {
+    return client().kv_keys(ns, prefix);
+  }
+  state::page list_state(state::kind k,
+                         const state::list_options& options) override {
+    return client().list_state(k, options);
+  }
+  std::optional<state::entry> get_state(state::kind k,
+                                        const std::string& id) override {
+    return client().get_state(k, id);
+  }
+  std::vector<state::count>
+  summarize_state(state::kind k, const std::string& group_key) override {
+    return client().summarize_state(k, group_key);
+  }
+  detail::ref_ptr borrow(const object_id& id, const worker_id& owner,
+                         const detail::owner_address& address) override {
+    return client().borrow(id, owner, address);
+  }
+  void hold(const object_id& id, const worker_id& owner,
+            const detail::owner_address& address) override {
+    client().hold(id, owner, address);
+  }
+  void release(const object_id& id) override {
+    client().release(id);
+  }
+  job_id current_job() const override {
+    auto* c = made();
+    return c != nullptr ? c->current_job() : cfg_.job;
+  }
+  worker_id self() const override {
+    return cfg_.self;
+  }
+  node_id node() const override {
+    return cfg_.node;
+  }
+  task_id current_task() const override {
+    auto* c = made();
+    return c != nullptr ? c->current_task() : task_id{};
+  }
+  std::int32_t current_attempt() const override {
+    auto* c = made();
+    return c != nullptr ? c->current_attempt() : 0;
+  }
+
+private:
+  caf::actor_system* sys_ = nullptr;
+  owner_client::config cfg_;
+  std::once_flag once_;
+  std::atomic<bool> made_{false};
+  std::shared_ptr<owner_client> client_;
+};
+
 /// What the host shares with the executor threads that run its methods.
 struct instance_state {
   std::shared_ptr<void> instance;
-  std::shared_ptr<owner_client> client;
+  actor_runtime runtime;
   detail::actor_context ctx;
   std::atomic<bool> exit_requested{false};
   /// The host has ended (killed, or its instance lost): the calls of a
@@ -171,7 +305,7 @@ using host_actor = caf::stateful_actor<host_state>;
 template <class F>
 void with_actor_context(instance_state& inst, F f) {
   note_output_source(inst.source);
-  detail::set_thread_runtime(inst.client.get());
+  detail::set_thread_runtime(&inst.runtime);
   detail::set_current_actor(&inst.ctx);
   f();
   detail::set_current_actor(nullptr);
@@ -187,8 +321,9 @@ void answer(instance_state& inst, const caf::actor& host,
             bool last) {
   // The caller's owner borrows the refs inside the result before it sees
   // them; this host's references go once the answer is sent.
-  inst.client->register_borrower(done.result.refs, call.task.submitter,
-                                 call.reply_to);
+  if (!done.result.refs.empty())
+    inst.runtime.client().register_borrower(done.result.refs,
+                                            call.task.submitter, call.reply_to);
   bool request = false;
   {
     std::lock_guard<std::mutex> guard{inst.answers_mu};
@@ -229,7 +364,8 @@ void send_answers(instance_state& inst) {
     }
     i = j;
   }
-  inst.client->release_refs(held);
+  if (!held.empty())
+    inst.runtime.client().release_refs(held);
 }
 
 /// Whether `task` is one of `batch`'s calls.
@@ -355,7 +491,7 @@ public:
     auto epoch = suspend();
     // A weak hold: the store may drop the callback unrun, under its lock,
     // where the call's coroutine must not go.
-    inst->client->when_ready(ref, [weak = weak_from_this(), epoch] {
+    inst->runtime.client().when_ready(ref, [weak = weak_from_this(), epoch] {
       if (auto self = weak.lock())
         self->wake(epoch);
     });
@@ -793,11 +929,9 @@ void report_started(host_actor* self) {
                                      static_cast<std::int32_t>(::getpid())});
 }
 
-// The instance's owner client: what the actor's own calls own lives there.
-std::shared_ptr<owner_client>
-make_owner_client(host_actor* self, const actor_host_config& cfg,
-                  std::shared_ptr<internal::memory_store> store,
-                  const worker_id& self_id) {
+// What the instance's owner client is made of (see `actor_runtime`).
+owner_client::config owner_config(const actor_host_config& cfg,
+                                  const worker_id& self_id) {
   owner_client::config oc;
   oc.self = self_id;
   oc.node = cfg.node;
@@ -805,10 +939,9 @@ make_owner_client(host_actor* self, const actor_host_config& cfg,
   oc.raylet = cfg.raylet;
   oc.gcs = cfg.gcs;
   oc.ns = cfg.spec.ns;
-  oc.store = std::move(store);
   oc.max_inline_bytes = cfg.max_inline_bytes;
   oc.directory = cfg.directory;
-  return std::make_shared<owner_client>(self->system(), std::move(oc));
+  return oc;
 }
 
 /// The group of `name`, or none.
@@ -927,8 +1060,8 @@ void on_cancel(host_actor* self, const task_id& task) {
       inst.cancelled.push_back(task);
   }
   // A `get` it waits in throws.
-  if (running)
-    inst.client->store()->wake_stopped();
+  if (auto* client = inst.runtime.made(); running && client != nullptr)
+    client->store()->wake_stopped();
 }
 
 void on_call(host_actor* self, protocol::actor_task& call) {
@@ -1016,18 +1149,20 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
       st.named->groups.emplace_back(g.name, call_group{g.size, 0, {}, {}});
   }
   auto self_id = worker_id{unique_id::random()};
-  st.inst->client = make_owner_client(
-      self, cfg, std::make_shared<internal::memory_store>(), self_id);
+  st.inst->runtime.prepare(self->system(), owner_config(cfg, self_id));
   self->attach_functor([inst = st.inst, dir = cfg.directory, self_id] {
     inst->ended = true;
     send_answers(*inst);
     dir->remove(self_id);
+    auto* client = inst->runtime.made();
+    if (client == nullptr)
+      return; // it owns nothing
     detail::error_info err;
     err.code = errc::actor_died;
     err.message = "the actor owning this object ended";
-    inst->client->fail_all(err);
+    client->fail_all(err);
     // The actor's owner shares its fate: what it owns is lost with it.
-    inst->client->stop_owner();
+    client->stop_owner();
   });
   construct(self, cfg);
   return {
