@@ -104,7 +104,8 @@ persistence::actor_record record_of(const actor_entry& a) {
   r.death_kind = to_record(a.death_kind);
   r.node = a.node;
   r.owner = a.spec.owner;
-  r.creation_spec = a.spec_bytes;
+  r.creation_spec =
+      a.unreadable_spec ? *a.unreadable_spec : encode_spec(a.spec);
   r.restarts.assign(a.restarts.begin(), a.restarts.end());
   return r;
 }

@@ -29,8 +29,6 @@ caf::message register_actor(gcs_actor* self, protocol::create_actor& msg) {
   auto id = spec.id;
   auto& a = st.actors.entries[id];
   a.spec = std::move(spec);
-  if (st.durability.storage)
-    a.spec_bytes = encode_spec(a.spec);
   a.subscribers.push_back(msg.owner);
   if (!a.spec.detached)
     add_owned(self, msg.owner, id);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -59,8 +60,11 @@ struct actor_entry {
   internal::death_kind death_kind = internal::death_kind::none;
   std::string death_cause;
   std::vector<caf::actor> subscribers;
-  /// The spec as stored: encoded once, written with every change.
-  std::string spec_bytes;
+  /// The spec as the control store held it, kept only when it did not
+  /// decode: written back as it was, not as the part of it that `spec`
+  /// holds. Otherwise each write encodes `spec`, which costs a
+  /// microsecond and spares every actor a copy of its spec.
+  std::optional<std::string> unreadable_spec;
   /// Recovered from storage and not yet found alive or lost: no update is
   /// published for it meanwhile, so that its callers carry on undisturbed.
   bool recovering = false;

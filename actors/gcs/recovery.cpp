@@ -67,12 +67,12 @@ bool restore_actor(actor_entry& a, persistence::actor_record& r) {
   a.node = r.node;
   a.restarts.assign(std::make_move_iterator(r.restarts.begin()),
                     std::make_move_iterator(r.restarts.end()));
-  a.spec_bytes = std::move(r.creation_spec);
-  auto spec = decode_spec(a.spec_bytes);
+  auto spec = decode_spec(r.creation_spec);
   if (spec) {
     a.spec = std::move(*spec);
     return true;
   }
+  a.unreadable_spec = std::move(r.creation_spec);
   a.spec.id = r.actor;
   a.spec.job = r.job;
   a.spec.name = r.name;

@@ -6,6 +6,7 @@
 // control store does when its disk fails or it restarts.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,8 +28,14 @@ namespace prism::persistence::testing {
 class gcs_on_failing_disk {
 public:
   /// `wait`: how long requests wait for a control store that is down.
-  explicit gcs_on_failing_disk(std::chrono::milliseconds wait)
+  /// `before_start`, if given, gets the storage's path before the control
+  /// store first opens it (to write records there).
+  explicit gcs_on_failing_disk(
+      std::chrono::milliseconds wait,
+      const std::function<void(const std::string&)>& before_start = {})
       : sys_(make_config()) {
+    if (before_start)
+      before_start(dir_.path());
     actors::set_gcs_wait(wait);
     endpoint_ = actors::spawn_gcs_endpoint(sys_, wait);
     actors::gcs_keeper_config kc;
