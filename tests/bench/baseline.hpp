@@ -28,6 +28,11 @@ struct judgement {
   bool higher_is_better = true;
   /// A floor itself: what the machine does, reported, never judged.
   bool is_floor = false;
+  /// For a share of the time (a percentage, lower is better): how many
+  /// points it may grow before it counts as a drop. A share that a run
+  /// measured at or near 0 is noise, and any share is "100% worse" than
+  /// it; 0 for every other metric, judged by its relative change.
+  double points = 0;
 };
 
 /// How `name` is judged; none for a metric the table does not know, which
