@@ -4,7 +4,7 @@
 #include <chrono>
 #include <memory>
 
-#include "common/spin_wait.hpp"
+#include "prism/internal/spin_wait.hpp"
 
 namespace prism::actors {
 
@@ -111,7 +111,8 @@ void executor::spin(std::unique_lock<std::mutex>& guard) {
   // submitted after that wakes it, one submitted before is seen under it.
   spinners_.fetch_add(1);
   guard.unlock();
-  spin_until_queued(queued_, std::chrono::steady_clock::now() + spin_time);
+  internal::spin_until_queued(queued_,
+                              std::chrono::steady_clock::now() + spin_time);
   spinners_.fetch_sub(1);
   guard.lock();
 }

@@ -26,7 +26,7 @@
 #include <caf/resumable.hpp>
 #include <caf/scheduler/coordinator.hpp>
 
-#include "common/spin_wait.hpp"
+#include "prism/internal/spin_wait.hpp"
 #include "prism/internal/thread_annotations.hpp"
 
 namespace prism::actors {
@@ -142,7 +142,7 @@ private:
   static caf::resumable* spin(coordinator_data& q) {
     q.spinners.fetch_add(1);
     auto deadline = std::chrono::steady_clock::now() + spin_time;
-    while (spin_until_queued(q.size, deadline)) {
+    while (internal::spin_until_queued(q.size, deadline)) {
       std::lock_guard<std::mutex> guard{q.mu};
       if (!q.queue.empty()) {
         q.spinners.fetch_sub(1);

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <thread>
+
+#include "prism/internal/spin_wait.hpp"
 
 namespace prism::internal {
 
@@ -248,13 +249,9 @@ void memory_store::block(waiter& w, std::unique_lock<std::mutex>& guard,
     // Awake for a short while first: a result that comes within it costs
     // its sender no futex call and this thread no wake-up.
     guard.unlock();
-    auto until = std::min(deadline, clock::now() + spin_time);
-    for (std::size_t n = 1; !w.woken.load(std::memory_order_acquire); ++n)
-      if (n % 64 == 0) {
-        if (w.stopped() || clock::now() > until)
-          break;
-        std::this_thread::yield();
-      }
+    spin_until(
+        [&] { return w.woken.load(std::memory_order_acquire) || w.stopped(); },
+        std::min(deadline, clock::now() + spin_time));
     guard.lock();
   }
   while (w.remaining > 0 && !w.stopped()) {
