@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/output_source.hpp"
@@ -113,26 +112,9 @@ void worker_output::watch(pipes& p, pid_t pid, const std::string& name,
     s.pid = pid;
     s.err = err;
     s.job = job;
-    if (!settings_.dir.empty()) {
-      s.path = settings_.dir + "/" + file_name(name, pid, err);
-      s.file = ::open(s.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                      0644);
-      // A file left by an earlier process of the same pid is added to,
-      // never deleted.
-      struct stat st {};
-      s.found_file = s.file >= 0 && ::fstat(s.file, &st) == 0 && st.st_size > 0;
-    }
+    if (!settings_.dir.empty())
+      s.name = file_name(name, pid, err);
     added.push_back(std::move(s));
-  }
-  if (!settings_.dir.empty() && !settings_.index.empty()) {
-    std::string names =
-        file_name(name, pid, false) + "\n" + file_name(name, pid, true) + "\n";
-    int index = ::open((settings_.dir + "/" + settings_.index).c_str(),
-                       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (index >= 0) {
-      write_fully(index, names.data(), names.size());
-      ::close(index);
-    }
   }
   {
     std::lock_guard<std::mutex> guard{mu_};
@@ -351,8 +333,27 @@ void worker_output::queue(stream& s, std::vector<output_line>& lines) {
     tell();
 }
 
+void worker_output::open_file(stream& s) {
+  s.opened = true;
+  s.file = ::open((settings_.dir + "/" + s.name).c_str(),
+                  O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (s.file < 0 || settings_.index.empty())
+    return;
+  auto line = s.name + "\n";
+  int index = ::open((settings_.dir + "/" + settings_.index).c_str(),
+                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (index >= 0) {
+    write_fully(index, line.data(), line.size());
+    ::close(index);
+  }
+}
+
 void worker_output::write_file(stream& s, const std::string& data) {
-  if (s.file < 0 || data.empty())
+  if (data.empty() || s.name.empty())
+    return;
+  if (!s.opened)
+    open_file(s);
+  if (s.file < 0)
     return;
   // A full disk loses file output; the driver still gets it.
   write_fully(s.file, data.data(), data.size());
@@ -363,29 +364,26 @@ void worker_output::write_file(stream& s, const std::string& data) {
 
 void worker_output::rotate(stream& s) {
   close_fd(s.file);
+  auto path = settings_.dir + "/" + s.name;
   auto numbered = [&](std::uint32_t i) {
-    return i == 0 ? s.path : s.path + "." + std::to_string(i);
+    return i == 0 ? path : path + "." + std::to_string(i);
   };
   if (settings_.backups == 0) {
-    ::unlink(s.path.c_str());
+    ::unlink(path.c_str());
   } else {
     ::unlink(numbered(settings_.backups).c_str());
     for (auto i = settings_.backups; i > 0; --i)
       ::rename(numbered(i - 1).c_str(), numbered(i).c_str());
   }
   s.file =
-      ::open(s.path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   s.file_bytes = 0;
-  s.rotated = true;
 }
 
 void worker_output::end_stream(stream& s) {
   if (s.fd >= 0) {
     close_fd(s.fd);
     close_fd(s.file);
-    // A stream that never said a thing leaves no file behind.
-    if (!s.path.empty() && s.file_bytes == 0 && !s.rotated && !s.found_file)
-      ::unlink(s.path.c_str());
     std::lock_guard<std::mutex> guard{mu_};
     --open_;
   }

@@ -37,9 +37,9 @@ public:
     /// Where the files go.
     std::string dir;
     /// The file in `dir` that lists, a name a line, the files this object
-    /// made (`index_name`), so that they can be told from those of other
-    /// nodes sharing the directory, also once this node is dead; empty:
-    /// none.
+    /// made, in the order it made them (`index_name`), so that they can be told
+    /// from those of other nodes sharing the directory, also once this node is
+    /// dead; empty: none.
     std::string index{};
     /// A file that grows past this many bytes is rotated: `x.out` becomes
     /// `x.out.1` (and `.1` `.2` ...), and a new `x.out` starts.
@@ -129,11 +129,14 @@ private:
   struct stream {
     int fd = -1;
     int file = -1;
-    std::string path;
+    /// Its file's name in `settings::dir`; empty: it has none. The file is
+    /// made (and listed in the index) when the stream first says something:
+    /// most workers say nothing, and making and deleting two files each
+    /// cost a node that starts hundreds of them a second CPU time. A file
+    /// an earlier process of the same pid left is added to.
+    std::string name;
+    bool opened = false;
     std::uint64_t file_bytes = 0;
-    bool rotated = false;
-    /// The file held bytes of an earlier process when it was opened.
-    bool found_file = false;
     /// The end of a line not read whole yet.
     std::string partial;
     std::string source;
@@ -151,6 +154,7 @@ private:
   void add_line(stream& s, std::string_view text, std::string& to_file,
                 std::vector<output_line>& lines);
   void queue(stream& s, std::vector<output_line>& lines);
+  void open_file(stream& s);
   void write_file(stream& s, const std::string& data);
   void rotate(stream& s);
   void end_stream(stream& s);

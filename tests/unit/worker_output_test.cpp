@@ -271,6 +271,23 @@ BOOST_AUTO_TEST_CASE(a_stream_that_says_nothing_leaves_no_file) {
   BOOST_TEST(!fs::exists(dir.path / "worker-1-18.err"));
 }
 
+BOOST_AUTO_TEST_CASE(a_file_is_made_and_listed_when_its_stream_first_speaks) {
+  scratch_dir dir;
+  worker_output out{{.dir = dir.path.string(), .index = "node-a.files"}};
+  auto p = out.make_pipes();
+  out.watch(*p, 19, "worker-1", job_id{1});
+  // Read once: the streams are polled, and silent, they made nothing.
+  out.read_now(std::chrono::seconds{10});
+  BOOST_TEST(fs::is_empty(dir.path));
+  write_to(p->err_write, "oops\n");
+  BOOST_REQUIRE(eventually(
+      [&] { return read_file(dir.path / "worker-1-19.err") == "oops\n"; }));
+  BOOST_TEST(read_file(dir.path / "node-a.files") == "worker-1-19.err\n");
+  p->close_write_ends();
+  await_ended(out);
+  BOOST_TEST(!fs::exists(dir.path / "worker-1-19.out"));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 } // namespace worker_output_test
