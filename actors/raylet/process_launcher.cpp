@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -324,6 +325,10 @@ void process_launcher::start_server(const std::string& key,
                   std::to_string(server_fd));
     env.push_back(std::string{fork_wire::spares_variable} + "=" +
                   std::to_string(spares_));
+    // Unless this node's user set it, for all of their processes.
+    if (std::getenv("LD_BIND_NOW") == nullptr)
+      env.insert(env.end(), {"LD_BIND_NOW=1",
+                             std::string{fork_wire::bind_now_variable} + "=1"});
     std::vector<std::pair<int, int>> fds{{pair[1], server_fd}};
     if (output_) {
       // What the program writes before `prism::init` goes to files of its

@@ -232,6 +232,10 @@ void serve_forks(const std::function<void()>& prepare) {
   // The workers it forks are not fork servers.
   ::unsetenv(fork_wire::server_variable);
   ::unsetenv(fork_wire::spares_variable);
+  if (std::getenv(fork_wire::bind_now_variable) != nullptr) {
+    ::unsetenv(fork_wire::bind_now_variable);
+    ::unsetenv("LD_BIND_NOW");
+  }
   if (s.fd < 0 || ::fcntl(s.fd, F_SETFD, FD_CLOEXEC) != 0)
     ::_exit(70);
   if (auto n = threads_running(); n != 1) {

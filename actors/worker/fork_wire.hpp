@@ -21,6 +21,13 @@ inline constexpr const char* server_variable = "PRISM_WORKER_FORK_SERVER";
 /// wait (see `serve_forks`).
 inline constexpr const char* spares_variable = "PRISM_WORKER_FORK_SPARES";
 
+/// Set (with `LD_BIND_NOW`) by the node that starts a fork server: the
+/// dynamic linker resolves every symbol of the program once, in the
+/// server, and each process it forks inherits them resolved, instead of
+/// resolving and copying them on first call in every worker. The server
+/// takes both out of its environment, which its workers inherit.
+inline constexpr const char* bind_now_variable = "PRISM_WORKER_FORK_BIND_NOW";
+
 /// The largest message either side sends.
 inline constexpr std::size_t max_message = 16 * 1024;
 

@@ -133,6 +133,12 @@ public:
     return static_cast<int>(::getpid());
   }
 
+  /// Its process's parent, and 1 if `LD_BIND_NOW` is in its environment.
+  std::vector<int> parent_and_bind_now() const {
+    return {static_cast<int>(::getppid()),
+            std::getenv("LD_BIND_NOW") != nullptr ? 1 : 0};
+  }
+
   /// Kills the instance's process, as a crash of user code would.
   int crash() {
     std::abort();
@@ -174,7 +180,8 @@ public:
 PRISM_REMOTE(worker_test::noted::create, &worker_test::noted::ping);
 PRISM_REMOTE(worker_test::tally::create, &worker_test::tally::add,
              &worker_test::tally::pid, &worker_test::tally::crash,
-             &worker_test::tally::restarted, &worker_test::tally::crash_once);
+             &worker_test::tally::restarted, &worker_test::tally::crash_once,
+             &worker_test::tally::parent_and_bind_now);
 PRISM_REMOTE(worker_test::sum_refs);
 PRISM_REMOTE(worker_test::put_here);
 PRISM_REMOTE(worker_test::hand_back);
@@ -367,6 +374,31 @@ BOOST_AUTO_TEST_CASE(an_actor_runs_in_a_process_of_its_own) {
   prism::kill(a);
   BOOST_TEST(eventually(10s, [&] { return process_gone(pid_a); }));
   BOOST_TEST(prism::get(b.task(&tally::add).remote(1), result_timeout) == 21);
+}
+
+BOOST_AUTO_TEST_CASE(a_fork_server_binds_symbols_once_and_its_workers_do_not) {
+  if (std::getenv("LD_BIND_NOW") != nullptr)
+    return; // Set by the user: every process has it, as they asked.
+  worker_processes cluster;
+  // The first workers start by exec while their fork server starts.
+  std::vector<int> info;
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto a = prism::actor(tally::create).remote(0);
+    info = prism::get(a.task(&tally::parent_and_bind_now).remote(),
+                      result_timeout);
+    prism::kill(a);
+    if (info.at(0) != pid_here())
+      break;
+  }
+  BOOST_REQUIRE(info.size() == 2u);
+  BOOST_REQUIRE_MESSAGE(info[0] != pid_here(), "no worker was forked in 30 s");
+  // The server, this program started again, was started with it...
+  std::ifstream in{"/proc/" + std::to_string(info[0]) + "/environ"};
+  std::string environ{std::istreambuf_iterator<char>{in}, {}};
+  BOOST_TEST(contains(environ, std::string{"LD_BIND_NOW=1"} + '\0'));
+  // ... and took it out of the environment its workers inherit.
+  BOOST_TEST(info[1] == 0);
 }
 
 BOOST_AUTO_TEST_CASE(an_actor_whose_process_crashes_restarts_in_a_new_one) {
