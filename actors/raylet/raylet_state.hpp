@@ -30,6 +30,7 @@
 
 #include "common/log.hpp"
 #include "net/peers.hpp"
+#include "prism/internal/random_seed.hpp"
 #include "prism/internal/resource_set.hpp"
 #include "prism/internal/task_placement.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
@@ -113,8 +114,7 @@ struct raylet_state {
   std::unordered_set<std::string> reported_infeasible;
   /// Lease ids start at a random base per raylet: an owner has leases of
   /// several raylets at once and tells them apart by id.
-  std::uint64_t next_lease_id =
-      (std::uint64_t{std::random_device{}()} << 32) | 1;
+  std::uint64_t next_lease_id = (internal::random_seed() << 32) | 1;
 
   // -- the cluster ------------------------------------------------------------
 

@@ -1,4 +1,5 @@
 #include "prism/internal/backoff.hpp"
+#include "prism/internal/random_seed.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,13 +17,13 @@ namespace {
 constexpr int max_doublings = 64;
 
 std::mt19937_64& thread_engine() {
-  thread_local std::mt19937_64 gen{std::random_device{}()};
+  thread_local std::mt19937_64 gen{random_seed()};
   return gen;
 }
 
 // A forked process draws its own jitter, not its parent's next.
 [[maybe_unused]] const int reseeded_in_forks = ::pthread_atfork(
-    nullptr, nullptr, [] { thread_engine().seed(std::random_device{}()); });
+    nullptr, nullptr, [] { thread_engine().seed(random_seed()); });
 
 double thread_random() {
   return std::uniform_real_distribution<double>{0.0, 1.0}(thread_engine());

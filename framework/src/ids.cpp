@@ -1,4 +1,5 @@
 #include "prism/ids.hpp"
+#include "prism/internal/random_seed.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -19,11 +20,10 @@ std::string u64_hex(std::uint64_t x) {
 }
 
 std::uint64_t fresh_seed() {
-  std::random_device rd;
   auto t = std::chrono::steady_clock::now().time_since_epoch().count();
   static std::atomic<std::uint64_t> salt{0};
-  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd() ^
-         static_cast<std::uint64_t>(t) ^ (salt++ * 0x9e3779b97f4a7c15ULL);
+  return internal::random_seed() ^ static_cast<std::uint64_t>(t) ^
+         (salt++ * 0x9e3779b97f4a7c15ULL);
 }
 
 /// One seeded engine per thread; ids need to be unique, not secret.

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "prism/error.hpp"
+#include "prism/internal/random_seed.hpp"
 
 namespace prism {
 
@@ -147,7 +148,7 @@ supervision_core::supervision_core(supervisor_flags flags,
     }
   }
   if (!random_)
-    random_ = seeded(std::random_device{}());
+    random_ = seeded(random_seed());
 }
 
 supervision_core::random_source supervision_core::seeded(std::uint64_t seed) {
