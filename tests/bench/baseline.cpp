@@ -1,5 +1,6 @@
 #include "baseline.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -138,6 +139,8 @@ std::optional<double> figure(const std::string& name, const judgement& j,
     return std::nullopt;
   if (j.floor.empty())
     return v->value;
+  if (v->floor_value > 0)
+    return v->value / v->floor_value;
   auto* f = find(run, j.floor);
   if (f == nullptr || f->value == 0)
     return std::nullopt;
@@ -181,9 +184,9 @@ std::vector<result> read_results(const std::string& path) {
   try {
     auto doc = nlohmann::json::parse(in);
     for (const auto& m : doc.at("metrics"))
-      results.push_back(result{m.at("name").get<std::string>(),
-                               m.at("value").get<double>(),
-                               m.at("unit").get<std::string>()});
+      results.push_back(
+          result{m.at("name").get<std::string>(), m.at("value").get<double>(),
+                 m.at("unit").get<std::string>(), m.value("floor", 0.0)});
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(
         path + " is not a result file of prism_bench: " + e.what());
@@ -195,7 +198,10 @@ void write_results(const std::string& path,
                    const std::vector<result>& results) {
   auto metrics = nlohmann::json::array();
   for (const auto& r : results) {
-    metrics.push_back({{"name", r.name}, {"value", r.value}, {"unit", r.unit}});
+    nlohmann::json m{{"name", r.name}, {"value", r.value}, {"unit", r.unit}};
+    if (r.floor_value > 0)
+      m["floor"] = r.floor_value;
+    metrics.push_back(std::move(m));
   }
   std::ofstream out{path};
   out << nlohmann::json{{"metrics", metrics}}.dump(1) << '\n';
@@ -212,9 +218,24 @@ std::optional<double> figure_of(const std::string& name,
   return figure(name, *j, run);
 }
 
-bool better(const std::string& name, double now, double then) {
-  auto j = judgement_of(name);
-  return j && change(then, now, *j) > 0;
+void keep_best(std::vector<result>& best, const std::vector<result>& run) {
+  for (auto r : run) {
+    auto j = judgement_of(r.name);
+    // A metric is kept with the floor it was measured beside.
+    if (j && !j->floor.empty() && r.floor_value == 0)
+      if (const auto* f = find(run, j->floor); f != nullptr)
+        r.floor_value = f->value;
+    auto b = std::find_if(best.begin(), best.end(),
+                          [&](const result& x) { return x.name == r.name; });
+    if (b == best.end()) {
+      best.push_back(r);
+      continue;
+    }
+    auto now = j ? figure(r.name, *j, {r}) : std::nullopt;
+    auto then = j ? figure(r.name, *j, best) : std::nullopt;
+    if (!then || (now && change(*then, *now, *j) > 0))
+      *b = r;
+  }
 }
 
 std::vector<std::string> compare(const std::vector<result>& baseline,

@@ -16,6 +16,12 @@ struct result {
   std::string name;
   double value = 0;
   std::string unit;
+  /// The figure of the floor measured right before this metric, where a
+  /// metric is judged against a floor and kept from another measurement
+  /// than the run's floor (the best of several runs, or a metric measured
+  /// again): a metric is judged with the floor measured beside it, never
+  /// with the best floor of other runs. 0: the run's floor.
+  double floor_value = 0;
 };
 
 /// How a metric is judged against the baseline.
@@ -51,8 +57,12 @@ void write_results(const std::string& path, const std::vector<result>& results);
 std::optional<double> figure_of(const std::string& name,
                                 const std::vector<result>& run);
 
-/// Whether figure `now` of metric `name` is better than `then`.
-bool better(const std::string& name, double now, double then);
+/// Keeps in `best` the better of each metric and floor in `best` or `run`:
+/// a floor by its value (what the machine can do), a metric by its figure,
+/// with the floor of its own run (`result::floor_value`). One run of a
+/// floor can be off by a fifth; the best floor of three runs would make
+/// every metric of the others look worse than it was.
+void keep_best(std::vector<result>& best, const std::vector<result>& run);
 
 /// Compares `now` with `baseline`. Returns the names of metrics that dropped
 /// by more than `tolerance` (0.15 is 15%), and of those that could not be

@@ -186,25 +186,12 @@ bool run_all(const std::vector<metric>& metrics, const run_options& opts,
   return ok;
 }
 
-/// Keeps in `best` the best value of each metric and floor in `best` or
-/// `run`. A floor's best is what the machine can do; one run of a floor
-/// can be off by a fifth, and a metric divided by an unlucky floor would
-/// look better than it is.
-void keep_best(std::vector<result>& best, const std::vector<result>& run) {
-  for (const auto& r : run) {
-    auto b = std::find_if(best.begin(), best.end(),
-                          [&](const result& x) { return x.name == r.name; });
-    if (b == best.end())
-      best.push_back(r);
-    else if (better(r.name, r.value, b->value))
-      *b = r;
-  }
-}
-
 /// Measures each metric that looks dropped against `baseline` again, up to
-/// `remeasures` times, right after its floor, and keeps the best value of
-/// each: on a busy or virtual machine one run of a metric or of its floor
-/// can be off by a fifth, and a real drop stays when measured again.
+/// `remeasures` times, right after its floor, and keeps the better of the
+/// two figures, each with its own floor: on a busy or virtual machine one
+/// run of a metric or of its floor can be off by a fifth, and a real drop
+/// stays when measured again. The run's floor stays as it was measured:
+/// the other metrics are judged by it.
 void measure_drops_again(const std::vector<metric>& metrics,
                          const std::vector<result>& baseline,
                          const run_options& opts,
@@ -225,14 +212,19 @@ void measure_drops_again(const std::vector<metric>& metrics,
       if (!j || m == nullptr || (!j->floor.empty() && f == nullptr))
         continue;
       try {
-        if (f != nullptr)
-          again.push_back({f->name, measure(*f, opts), f->unit});
+        double floor_value = 0;
+        if (f != nullptr) {
+          floor_value = measure(*f, opts);
+          std::cout << f->name << " measured again: " << std::fixed
+                    << std::setprecision(1) << floor_value << ' ' << f->unit
+                    << std::endl;
+        }
         if (m->needs_prism) {
           stop_bench_cluster(); // An embedded metric runs embedded.
           if (!prism::is_initialized())
             prism::init();
         }
-        again.push_back({name, measure(*m, opts), m->unit});
+        again.push_back({name, measure(*m, opts), m->unit, floor_value});
         if (m->needs_prism)
           prism::shutdown();
       } catch (const std::exception& e) {
