@@ -6,11 +6,15 @@
 
 namespace prism::actors {
 
-void install_default_handlers(caf::scheduled_actor* self,
-                              std::shared_ptr<spdlog::logger> log) {
+namespace {
+
+/// Installs the handlers; `log()` gives the logger, and `log` is copied
+/// into each of them.
+template <class Log>
+void install_handlers(caf::scheduled_actor* self, Log log) {
   self->set_error_handler([log](caf::scheduled_actor* me, caf::error& err) {
-    log->warn("{}: error message ignored: {}", me->name(),
-              me->system().render(err));
+    log()->warn("{}: error message ignored: {}", me->name(),
+                me->system().render(err));
   });
   self->set_default_handler(
       [log](caf::scheduled_actor* me,
@@ -20,7 +24,7 @@ void install_default_handlers(caf::scheduled_actor* self,
         if (text.size() > 200)
           text = text.substr(0, 200) + "... (" + std::to_string(text.size()) +
                  " characters)";
-        log->warn("{}: unexpected message dropped: {}", me->name(), text);
+        log()->warn("{}: unexpected message dropped: {}", me->name(), text);
         if (me->current_message_id().is_request())
           return caf::sec::unexpected_message;
         return caf::delegated<caf::message>{};
@@ -30,9 +34,20 @@ void install_default_handlers(caf::scheduled_actor* self,
   });
   self->set_down_handler([log](caf::scheduled_actor* me, caf::down_msg& msg) {
     if (genuine_down(me, msg))
-      log->info("{}: watched actor went down: {}", me->name(),
-                me->system().render(msg.reason));
+      log()->info("{}: watched actor went down: {}", me->name(),
+                  me->system().render(msg.reason));
   });
+}
+
+} // namespace
+
+void install_default_handlers(caf::scheduled_actor* self,
+                              std::shared_ptr<spdlog::logger> log) {
+  install_handlers(self, [log = std::move(log)] { return log.get(); });
+}
+
+void install_default_handlers(caf::scheduled_actor* self, lasting_logger log) {
+  install_handlers(self, log);
 }
 
 bool genuine_down(caf::scheduled_actor* self, const caf::down_msg& msg) {

@@ -15,6 +15,15 @@ namespace prism::actors {
 void install_default_handlers(caf::scheduled_actor* self,
                               std::shared_ptr<spdlog::logger> log);
 
+/// A logger that lives as long as the program (a function-local static).
+using lasting_logger = const std::shared_ptr<spdlog::logger>& (*)();
+
+/// The same, for an actor of which there are many (an actor host per
+/// actor): each handler holds only the function, which a handler stores
+/// in place, where one holding a logger is allocated, for each handler of
+/// each actor.
+void install_default_handlers(caf::scheduled_actor* self, lasting_logger log);
+
 /// Whether `msg`, the down message `self` handles, is one CAF sent: its
 /// sender is the actor it reports on (a local actor that ended, or the
 /// proxy of a remote one). Any process connected to this one can send an
