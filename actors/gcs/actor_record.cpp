@@ -106,7 +106,8 @@ persistence::actor_record record_of(const actor_entry& a) {
   r.owner = a.spec.owner;
   r.creation_spec =
       a.unreadable_spec ? *a.unreadable_spec : encode_spec(a.spec);
-  r.restarts.assign(a.restarts.begin(), a.restarts.end());
+  if (a.restarts)
+    r.restarts.assign(a.restarts->begin(), a.restarts->end());
   return r;
 }
 

@@ -174,9 +174,11 @@ void note_restart(actor_entry& a, const std::string& why) {
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
-  a.restarts.push_back({a.incarnation, now, a.node, why});
-  if (a.restarts.size() > max_restart_notes)
-    a.restarts.erase(a.restarts.begin());
+  if (!a.restarts)
+    a.restarts = std::make_unique<std::vector<restart_note>>();
+  a.restarts->push_back({a.incarnation, now, a.node, why});
+  if (a.restarts->size() > max_restart_notes)
+    a.restarts->erase(a.restarts->begin());
 }
 
 } // namespace

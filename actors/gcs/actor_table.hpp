@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -39,36 +40,43 @@ using restart_note = persistence::restart_record;
 /// How many restarts of an actor are remembered, the last ones.
 inline constexpr std::size_t max_restart_notes = 32;
 
+/// An actor the control store knows, alive or dead (up to
+/// `gcs_max_dead_actors` of those). Kept in 408 bytes: with its id and the
+/// map's link and hash, 440, in jemalloc's 448-byte size, not 512 (the
+/// static_assert below); what most actors never have is held apart.
 struct actor_entry {
   internal::actor_spec spec;
-  /// Changed only by `set_state`; set once by `restore_state` when the
-  /// actor is recovered from storage.
-  actor_state state = actor_state::pending;
   caf::actor host;
   /// Where the host's process takes connections.
   std::string host_contact;
-  /// The process of its instance, or of its last one; 0 if it did not say
-  /// (recovered from storage).
-  std::int32_t pid = 0;
-  /// Its last restarts, oldest first (a vector: most actors have none,
-  /// and an empty deque allocates).
-  std::vector<restart_note> restarts;
   /// The node the actor lives on or is being started on.
   node_id node;
-  bool placed = false;
-  std::int32_t incarnation = 0;
-  internal::death_kind death_kind = internal::death_kind::none;
   std::string death_cause;
   std::vector<caf::actor> subscribers;
+  /// Its last restarts, oldest first; null until its first.
+  std::unique_ptr<std::vector<restart_note>> restarts;
   /// The spec as the control store held it, kept only when it did not
   /// decode: written back as it was, not as the part of it that `spec`
   /// holds. Otherwise each write encodes `spec`, which costs a
   /// microsecond and spares every actor a copy of its spec.
-  std::optional<std::string> unreadable_spec;
+  std::unique_ptr<std::string> unreadable_spec;
+  /// The process of its instance, or of its last one; 0 if it did not say
+  /// (recovered from storage).
+  std::int32_t pid = 0;
+  std::int32_t incarnation = 0;
+  /// Changed only by `set_state`; set once by `restore_state` when the
+  /// actor is recovered from storage.
+  actor_state state = actor_state::pending;
+  bool placed = false;
+  internal::death_kind death_kind = internal::death_kind::none;
   /// Recovered from storage and not yet found alive or lost: no update is
   /// published for it meanwhile, so that its callers carry on undisturbed.
   bool recovering = false;
 };
+
+static_assert(sizeof(actor_entry) <= 408,
+              "an actor's entry no longer fits jemalloc's 448-byte size with "
+              "its map node");
 
 struct actor_table {
   std::unordered_map<actor_id, actor_entry> entries;
