@@ -59,6 +59,7 @@ bool eventually(F done) {
   while (!done()) {
     if (std::chrono::steady_clock::now() >= deadline)
       return false;
+    // The pace of the poll; the deadline above bounds the wait.
     std::this_thread::sleep_for(std::chrono::milliseconds{1});
   }
   return true;
