@@ -17,17 +17,8 @@ void install_handlers(caf::scheduled_actor* self, Log log) {
                 me->system().render(err));
   });
   self->set_default_handler(
-      [log](caf::scheduled_actor* me,
-            caf::message_view& view) -> caf::result<caf::message> {
-        // A peer may send anything of any size: the log shows its start.
-        auto text = caf::to_string(view.copy_content_to_message());
-        if (text.size() > 200)
-          text = text.substr(0, 200) + "... (" + std::to_string(text.size()) +
-                 " characters)";
-        log()->warn("{}: unexpected message dropped: {}", me->name(), text);
-        if (me->current_message_id().is_request())
-          return caf::sec::unexpected_message;
-        return caf::delegated<caf::message>{};
+      [log](caf::scheduled_actor* me, caf::message_view& view) {
+        return drop_unexpected(me, view, *log());
       });
   self->set_exit_handler([](caf::scheduled_actor* me, caf::exit_msg& msg) {
     me->quit(msg.reason);
@@ -48,6 +39,20 @@ void install_default_handlers(caf::scheduled_actor* self,
 
 void install_default_handlers(caf::scheduled_actor* self, lasting_logger log) {
   install_handlers(self, log);
+}
+
+caf::result<caf::message> drop_unexpected(caf::scheduled_actor* me,
+                                          caf::message_view& view,
+                                          spdlog::logger& log) {
+  // A peer may send anything of any size: the log shows its start.
+  auto text = caf::to_string(view.copy_content_to_message());
+  if (text.size() > 200)
+    text = text.substr(0, 200) + "... (" + std::to_string(text.size()) +
+           " characters)";
+  log.warn("{}: unexpected message dropped: {}", me->name(), text);
+  if (me->current_message_id().is_request())
+    return caf::sec::unexpected_message;
+  return caf::delegated<caf::message>{};
 }
 
 bool genuine_down(caf::scheduled_actor* self, const caf::down_msg& msg) {

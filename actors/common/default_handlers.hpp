@@ -24,6 +24,13 @@ using lasting_logger = const std::shared_ptr<spdlog::logger>& (*)();
 /// each actor.
 void install_default_handlers(caf::scheduled_actor* self, lasting_logger log);
 
+/// What the default handler does with a message no handler of `me` takes:
+/// logs its start to `log` and drops it; a request gets an error reply.
+/// For a default handler of an actor's own that takes some messages itself.
+caf::result<caf::message> drop_unexpected(caf::scheduled_actor* me,
+                                          caf::message_view& view,
+                                          spdlog::logger& log);
+
 /// Whether `msg`, the down message `self` handles, is one CAF sent: its
 /// sender is the actor it reports on (a local actor that ended, or the
 /// proxy of a remote one). Any process connected to this one can send an

@@ -15,21 +15,21 @@ void start_actor_host(raylet_actor* self, protocol::host_actor& msg) {
   auto& st = self->state;
   auto resources = msg.spec.resources;
   auto hc_actor = msg.spec.id;
+  if (!st.actor_clients)
+    st.actor_clients = std::make_shared<actor_client_settings>(
+        st.cfg.node, self_handle(self), st.cfg.gcs, st.cfg.directory,
+        st.cfg.max_inline_bytes);
   actor_host_config hc;
+  hc.client = st.actor_clients->of(msg.spec.ns);
   hc.spec = std::move(msg.spec);
   hc.incarnation = msg.incarnation;
-  hc.node = st.cfg.node;
-  hc.raylet = self_handle(self);
-  hc.gcs = st.cfg.gcs;
-  hc.directory = st.cfg.directory;
   hc.pool = st.cfg.actor_pool;
-  hc.max_inline_bytes = st.cfg.max_inline_bytes;
   auto host = spawn_actor_host(self->system(), std::move(hc));
   self->monitor(host);
   st.available.subtract(resources);
   st.hosts.emplace(host.address(),
                    hosted_instance{.host = host,
-                                   .resources = resources,
+                                   .resources = held_resources(resources),
                                    .actor = hc_actor,
                                    .incarnation = msg.incarnation,
                                    .worker = worker_id{}});
@@ -58,7 +58,8 @@ bool host_gone(raylet_actor* self, const caf::down_msg& msg) {
   auto h = st.hosts.find(msg.source);
   if (h == st.hosts.end())
     return false;
-  st.available.add(h->second.resources);
+  if (h->second.resources)
+    st.available.add(*h->second.resources);
   auto gone = std::move(h->second);
   st.hosts.erase(h);
   if (!gone.worker.nil()) {

@@ -49,6 +49,10 @@
 #include "raylet/raylet.hpp"
 #include "raylet/worker_pool.hpp"
 
+namespace prism::actors {
+class actor_client_settings;
+} // namespace prism::actors
+
 namespace prism::actors::raylet_internal {
 
 struct lease {
@@ -83,12 +87,25 @@ using report_atom = caf::atom_constant<caf::atom("report")>;
 
 struct hosted_instance {
   caf::actor host;
-  internal::resource_set resources;
+  /// What it takes from the node; null if nothing, as for most actors (an
+  /// actor needs no resource once placed unless it asks), so that an idle
+  /// actor's entry here is 80 bytes, not 128.
+  std::unique_ptr<internal::resource_set> resources;
   actor_id actor;
   std::int32_t incarnation = 0;
   /// The worker process it runs in; nil for a host in this process.
   worker_id worker;
 };
+
+static_assert(sizeof(hosted_instance) <= 56,
+              "a hosted instance no longer fits the allocator's 80-byte size "
+              "with its address and the map's link and hash");
+
+/// `r` as a hosted instance keeps it: null if it is empty.
+inline std::unique_ptr<internal::resource_set>
+held_resources(const internal::resource_set& r) {
+  return r.empty() ? nullptr : std::make_unique<internal::resource_set>(r);
+}
 
 struct raylet_state {
   static inline const char* name = "raylet";
@@ -129,6 +146,9 @@ struct raylet_state {
 
   /// Actor hosts on this node, and the resources each takes.
   std::unordered_map<caf::actor_addr, hosted_instance> hosts;
+  /// What the owner clients of the actors hosted in this process share;
+  /// made with the first.
+  std::shared_ptr<actor_client_settings> actor_clients;
 
   // -- the object store -------------------------------------------------------
 

@@ -149,7 +149,8 @@ void hand_to(raylet_actor* self, const worker_id& id, const caf::actor& worker,
               self->monitor(hosts[i]);
               self->state.hosts.emplace(
                   hosts[i].address(),
-                  hosted_instance{hosts[i], instance.spec.resources,
+                  hosted_instance{hosts[i],
+                                  held_resources(instance.spec.resources),
                                   instance.spec.id, instance.incarnation, id});
             }
           },

@@ -57,22 +57,34 @@ constexpr std::size_t max_batch = 256;
 /// client and its memory store is some 700 bytes smaller.
 class actor_runtime final : public detail::runtime {
 public:
-  /// What the client is made of, once it is; before that, `self`, `node`
-  /// and `job` answer for it.
-  void prepare(caf::actor_system& sys, owner_client::config cfg) {
+  /// What the client is made of, once it is: the settings the actors of
+  /// its namespace share, with the actor's own id and job; before that,
+  /// these answer `self`, `node` and `job`.
+  void prepare(caf::actor_system& sys,
+               std::shared_ptr<const owner_client::config> settings,
+               const worker_id& self, job_id job) {
     sys_ = &sys;
-    cfg_ = std::move(cfg);
+    settings_ = std::move(settings);
+    self_ = self;
+    job_ = job;
   }
 
   /// The client, made now if it was not.
   owner_client& client() {
     std::call_once(once_, [this] {
-      auto cfg = cfg_;
+      auto cfg = *settings_;
+      cfg.self = self_;
+      cfg.job = job_;
       cfg.store = std::make_shared<internal::memory_store>();
       client_ = std::make_shared<owner_client>(*sys_, std::move(cfg));
       made_.store(true, std::memory_order_release);
     });
     return *client_;
+  }
+
+  /// The directory the actor's owner is registered in.
+  owner_directory& directory() const {
+    return *settings_->directory;
   }
 
   /// The client if it was made; none otherwise.
@@ -160,13 +172,13 @@ public:
   }
   job_id current_job() const override {
     auto* c = made();
-    return c != nullptr ? c->current_job() : cfg_.job;
+    return c != nullptr ? c->current_job() : job_;
   }
   worker_id self() const override {
-    return cfg_.self;
+    return self_;
   }
   node_id node() const override {
-    return cfg_.node;
+    return settings_->node;
   }
   task_id current_task() const override {
     auto* c = made();
@@ -179,7 +191,9 @@ public:
 
 private:
   caf::actor_system* sys_ = nullptr;
-  owner_client::config cfg_;
+  std::shared_ptr<const owner_client::config> settings_;
+  worker_id self_;
+  job_id job_;
   std::once_flag once_;
   std::atomic<bool> made_{false};
   std::shared_ptr<owner_client> client_;
@@ -336,14 +350,14 @@ struct host_state {
 using host_actor = caf::stateful_actor<host_state>;
 
 // An idle actor is mostly its host and the instance's state: each is
-// allocated in one of the allocator's sizes (jemalloc's 1280 and 640
-// bytes; 1272 and 552 now), and a few bytes more move it into the next,
-// 256 and 128 bytes up.
+// allocated in one of the allocator's sizes (jemalloc's 1280 and 448
+// bytes; 1272 and 440 now), and a few bytes more move it into the next,
+// 256 and 64 bytes up.
 static_assert(sizeof(caf::actor_storage<host_actor>) <= 1280,
               "an actor host no longer fits in 1280 bytes");
-static_assert(sizeof(instance_state) + 16 <= 640,
+static_assert(sizeof(instance_state) + 16 <= 448,
               "an instance's state, with its shared count, no longer fits "
-              "in 640 bytes");
+              "in 448 bytes");
 
 // Runs on an executor thread with the actor's runtime and context set.
 template <class F>
@@ -981,21 +995,6 @@ void report_started(host_actor* self) {
                                      static_cast<std::int32_t>(::getpid())});
 }
 
-// What the instance's owner client is made of (see `actor_runtime`).
-owner_client::config owner_config(const actor_host_config& cfg,
-                                  const worker_id& self_id) {
-  owner_client::config oc;
-  oc.self = self_id;
-  oc.node = cfg.node;
-  oc.job = cfg.spec.job;
-  oc.raylet = cfg.raylet;
-  oc.gcs = cfg.gcs;
-  oc.ns = cfg.spec.ns;
-  oc.max_inline_bytes = cfg.max_inline_bytes;
-  oc.directory = cfg.directory;
-  return oc;
-}
-
 /// The group of `name`, or none.
 std::optional<std::size_t> group_named(const host_state& st,
                                        const std::string& name) {
@@ -1182,15 +1181,44 @@ std::uint64_t queue_length(host_actor* self) {
   return n;
 }
 
+/// The host's messages other than calls, which its default handler takes:
+/// its behavior keeps the one case of calls. A CAF behavior takes some 48
+/// bytes of each actor for each case: 96 for one, 384 for the eight the
+/// host takes. A message the behavior does not take costs a test of its
+/// type more. Others are logged and dropped, as by every actor.
+caf::result<caf::message> other_messages(caf::scheduled_actor* me,
+                                         caf::message_view& view) {
+  auto* self = static_cast<host_actor*>(me);
+  auto& x = view.content();
+  if (x.match_elements<ran_atom, std::int32_t>())
+    on_ran(self, x.get_as<std::int32_t>(1));
+  else if (x.match_elements<flush_atom>())
+    send_answers(*self->state.inst);
+  else if (x.match_elements<protocol::queue_length_atom>())
+    return caf::make_message(queue_length(self));
+  else if (x.match_elements<protocol::cancel_call>())
+    on_cancel(self, x.get_as<protocol::cancel_call>(0).task);
+  else if (x.match_elements<go_on_atom>())
+    run_ready_calls(self);
+  else if (x.match_elements<slept_atom, std::int64_t>())
+    sleep_ended(self, x.get_as<std::int64_t>(1));
+  else if (x.match_elements<protocol::gcs_restarted>())
+    on_gcs_restarted(self);
+  else
+    return drop_unexpected(me, view, *host_logger());
+  return caf::message{};
+}
+
 caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   auto& st = self->state;
   st.actor = cfg.spec.id;
   st.incarnation = cfg.incarnation;
-  st.node = cfg.node;
-  st.gcs = cfg.gcs;
+  st.node = cfg.client->node;
+  st.gcs = cfg.client->gcs;
   st.reporter = cfg.reporter;
   st.pool = cfg.pool;
   install_default_handlers(self, &host_logger);
+  self->set_default_handler(other_messages);
   st.inst = std::make_shared<instance_state>();
   st.inst->source = actor_class_of(cfg.spec.factory);
   st.inst->ctx.actor = cfg.spec.id;
@@ -1202,11 +1230,12 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
       st.named->groups.emplace_back(g.name, call_group{g.size, 0, {}, {}});
   }
   auto self_id = worker_id{unique_id::random()};
-  st.inst->runtime.prepare(self->system(), owner_config(cfg, self_id));
-  self->attach_functor([inst = st.inst, dir = cfg.directory, self_id] {
+  st.inst->runtime.prepare(self->system(), std::move(cfg.client), self_id,
+                           cfg.spec.job);
+  self->attach_functor([inst = st.inst] {
     inst->ended = true;
     send_answers(*inst);
-    dir->remove(self_id);
+    inst->runtime.directory().remove(inst->runtime.self());
     auto* client = inst->runtime.made();
     if (client == nullptr)
       return; // it owns nothing
@@ -1220,17 +1249,33 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   construct(self, cfg);
   return {
       [self](protocol::actor_task& call) { on_call(self, call); },
-      [self](protocol::queue_length_atom) { return queue_length(self); },
-      [self](const protocol::cancel_call& msg) { on_cancel(self, msg.task); },
-      [self](go_on_atom) { run_ready_calls(self); },
-      [self](slept_atom, std::int64_t key) { sleep_ended(self, key); },
-      [self](const protocol::gcs_restarted&) { on_gcs_restarted(self); },
-      [self](flush_atom) { send_answers(*self->state.inst); },
-      [self](ran_atom, std::int32_t group) { on_ran(self, group); },
   };
 }
 
 } // namespace
+
+actor_client_settings::actor_client_settings(
+    const node_id& node, caf::actor raylet, caf::actor gcs,
+    std::shared_ptr<owner_directory> directory, std::size_t max_inline_bytes) {
+  common_.node = node;
+  common_.raylet = std::move(raylet);
+  common_.gcs = std::move(gcs);
+  common_.directory = std::move(directory);
+  common_.max_inline_bytes = max_inline_bytes;
+}
+
+std::shared_ptr<const owner_client::config>
+actor_client_settings::of(const std::string& ns) {
+  if (auto i = by_ns_.find(ns); i != by_ns_.end())
+    if (auto made = i->second.lock())
+      return made;
+  // The namespaces no actor is in any more go first.
+  std::erase_if(by_ns_, [](const auto& e) { return e.second.expired(); });
+  auto made = std::make_shared<owner_client::config>(common_);
+  made->ns = ns;
+  by_ns_[ns] = made;
+  return made;
+}
 
 caf::actor spawn_actor_host(caf::actor_system& sys, actor_host_config cfg) {
   return sys.spawn(host_behavior, std::move(cfg));

@@ -43,6 +43,8 @@ struct worker_state {
   std::unordered_set<caf::actor_addr> hosts;
   /// Whether it hosts shared actors (it lives on when one ends).
   bool shared = false;
+  /// What the owner clients of its actors share; made with the first.
+  std::unique_ptr<actor_client_settings> actor_clients;
   /// Starts of its hosts, to report together (`report_atom`).
   protocol::actors_started started;
   bool report_scheduled = false;
@@ -155,15 +157,15 @@ void run_task(worker_actor* self, protocol::push_task& msg) {
 // Hosts one actor instance in this worker's process.
 caf::actor host_instance(worker_actor* self, protocol::host_actor& msg) {
   auto& st = self->state;
+  if (!st.actor_clients)
+    st.actor_clients = std::make_unique<actor_client_settings>(
+        st.cfg.node, st.cfg.raylet, st.cfg.gcs, st.cfg.directory,
+        st.cfg.max_inline_bytes);
   actor_host_config hc;
+  hc.client = st.actor_clients->of(msg.spec.ns);
   hc.spec = std::move(msg.spec);
   hc.incarnation = msg.incarnation;
-  hc.node = st.cfg.node;
-  hc.raylet = st.cfg.raylet;
-  hc.gcs = st.cfg.gcs;
-  hc.directory = st.cfg.directory;
   hc.pool = st.cfg.actor_pool;
-  hc.max_inline_bytes = st.cfg.max_inline_bytes;
   hc.reporter = self->address();
   auto host = spawn_actor_host(self->system(), std::move(hc));
   self->monitor(host);

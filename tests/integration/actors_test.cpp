@@ -162,8 +162,22 @@ int read_tally() {
   return prism::get(found->task(&counter::read).remote(), result_timeout);
 }
 
+/// An actor that reads the counter named "tally" in its own namespace.
+class tally_reader {
+public:
+  static tally_reader* create() {
+    return new tally_reader;
+  }
+
+  int read() {
+    return read_tally();
+  }
+};
+
 PRISM_REMOTE(actors_test::square, actors_test::add_through,
              actors_test::read_tally);
+PRISM_REMOTE(actors_test::tally_reader::create,
+             &actors_test::tally_reader::read);
 PRISM_REMOTE(actors_test::counter::create, &actors_test::counter::add,
              &actors_test::counter::read, &actors_test::counter::restarted,
              &actors_test::counter::fail, &actors_test::counter::quit,
@@ -250,6 +264,27 @@ BOOST_AUTO_TEST_CASE(get_actor_finds_a_named_actor) {
 
 BOOST_AUTO_TEST_CASE(get_actor_returns_nothing_for_a_missing_name) {
   BOOST_TEST(!prism::get_actor<counter>("nobody").has_value());
+}
+
+// The actors of a node share their clients' settings by namespace: each
+// still looks names up in its own.
+BOOST_AUTO_TEST_CASE(an_actor_looks_up_names_in_its_own_namespace) {
+  auto tally_x = prism::actor(counter::create).name("tally", "ns_x").remote(1);
+  auto tally_y = prism::actor(counter::create).name("tally", "ns_y").remote(2);
+  BOOST_REQUIRE(call_read(tally_x) == 1);
+  BOOST_REQUIRE(call_read(tally_y) == 2);
+  auto in_x =
+      prism::actor(tally_reader::create).name("reader", "ns_x").remote();
+  auto in_y =
+      prism::actor(tally_reader::create).name("reader", "ns_y").remote();
+  auto in_x_again =
+      prism::actor(tally_reader::create).name("reader_2", "ns_x").remote();
+  BOOST_TEST(
+      prism::get(in_x.task(&tally_reader::read).remote(), result_timeout) == 1);
+  BOOST_TEST(
+      prism::get(in_y.task(&tally_reader::read).remote(), result_timeout) == 2);
+  BOOST_TEST(prism::get(in_x_again.task(&tally_reader::read).remote(),
+                        result_timeout) == 1);
 }
 
 BOOST_AUTO_TEST_CASE(same_name_in_two_namespaces_names_two_actors) {
