@@ -43,6 +43,9 @@ void actor_routes::resubscribe(const worker_id& self) {
 }
 
 actor_routes::route& actor_routes::route_of(const actor_id& actor) {
+  static_assert(sizeof(route) <= 96,
+                "an actor's route no longer fits the allocator's 128-byte "
+                "size with its id and the map's link");
   auto [i, added] = routes_.try_emplace(actor);
   if (added) {
     // First contact: ask the control store where the actor is, and to keep
@@ -66,10 +69,10 @@ void actor_routes::forget(const actor_id& actor) {
 }
 
 detail::error_info actor_routes::died(const actor_id& actor,
-                                      const route& r) const {
+                                      const std::string& cause) const {
   detail::error_info err;
   err.code = errc::actor_died;
-  err.message = "actor " + actor.hex() + " is dead: " + r.death_cause;
+  err.message = "actor " + actor.hex() + " is dead: " + cause;
   return err;
 }
 
@@ -174,10 +177,8 @@ void actor_routes::submit(const actor_id& actor, protocol::actor_task msg,
   call c{std::move(msg), ready, 0, std::move(held), job};
   if (c.msg.submit_us != 0)
     c.name = name_of(c.msg.method);
-  if (r.state == actor_state::dead) {
-    fail(actor, nullptr, c, died(actor, r));
-    return;
-  }
+  // Never dead: a dead actor's route goes as its death is learnt (a call
+  // after that finds a new route, and the control store tells it).
   if (ready && r.state == actor_state::alive && r.waiting.empty()) {
     send(r, std::move(c));
     return;
@@ -265,7 +266,6 @@ actor_routes::on_update(const protocol::actor_update& u) {
   r.known = true;
   r.creation.reset();
   r.max_task_retries = u.max_task_retries;
-  r.death_cause = u.death_cause;
   bool new_instance =
       u.incarnation != r.incarnation || u.state != actor_state::alive;
   if (new_instance && !r.in_flight.empty())
@@ -281,7 +281,7 @@ actor_routes::on_update(const protocol::actor_update& u) {
   r.incarnation = u.incarnation;
   r.host = u.state == actor_state::alive ? u.host : caf::actor{};
   if (u.state == actor_state::dead) {
-    auto err = died(u.actor, r);
+    auto err = died(u.actor, u.death_cause);
     for (auto& c : r.waiting)
       fail(u.actor, nullptr, c, err);
     // Nothing is left to route: a later call asks the control store again,
