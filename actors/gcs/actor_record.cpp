@@ -104,10 +104,11 @@ persistence::actor_record record_of(const actor_entry& a) {
   r.death_kind = to_record(a.death_kind);
   r.node = a.node;
   r.owner = a.spec.owner;
-  r.creation_spec =
-      a.unreadable_spec ? *a.unreadable_spec : encode_spec(a.spec);
-  if (a.restarts)
-    r.restarts.assign(a.restarts->begin(), a.restarts->end());
+  const auto* extras = a.extras.get();
+  r.creation_spec = extras && extras->unreadable_spec ? *extras->unreadable_spec
+                                                      : encode_spec(a.spec);
+  if (extras)
+    r.restarts.assign(extras->restarts.begin(), extras->restarts.end());
   return r;
 }
 

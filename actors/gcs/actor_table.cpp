@@ -36,7 +36,7 @@ protocol::actor_update update_of(const actor_entry& a) {
                                 a.spec.max_task_retries,
                                 a.death_kind,
                                 a.death_cause,
-                                a.host_contact,
+                                host_contact(a),
                                 a.node,
                                 a.pid};
 }
@@ -67,6 +67,11 @@ void publish(gcs_actor* self, const actor_entry& a) {
 }
 
 void add_subscriber(actor_entry& a, const caf::actor& who) {
+  // A dead actor changes no more: it keeps no subscriber (each is told of
+  // its death by whoever subscribes it), so that the many who may ask
+  // about it are not held for as long as it is remembered.
+  if (a.state == actor_state::dead)
+    return;
   auto& subs = a.subscribers;
   if (std::find(subs.begin(), subs.end(), who) == subs.end())
     subs.push_back(who);
@@ -163,6 +168,7 @@ void mark_dead(gcs_actor* self, actor_entry& a, internal::death_kind kind,
         self, n->second.info.raylet,
         caf::make_message(protocol::drop_instance{a.spec.id, a.incarnation}));
   publish(self, a);
+  a.subscribers = {};
   remember_dead(self, a.spec.id);
 }
 
@@ -174,11 +180,10 @@ void note_restart(actor_entry& a, const std::string& why) {
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
-  if (!a.restarts)
-    a.restarts = std::make_unique<std::vector<restart_note>>();
-  a.restarts->push_back({a.incarnation, now, a.node, why});
-  if (a.restarts->size() > max_restart_notes)
-    a.restarts->erase(a.restarts->begin());
+  auto& restarts = extras_of(a).restarts;
+  restarts.push_back({a.incarnation, now, a.node, why});
+  if (restarts.size() > max_restart_notes)
+    restarts.erase(restarts.begin());
 }
 
 } // namespace
@@ -244,7 +249,8 @@ bool take_instance(gcs_actor* self, actor_entry& a, const caf::actor& host,
   a.recovering = false;
   a.incarnation = incarnation;
   a.host = host;
-  a.host_contact = contact;
+  if (!contact.empty() || a.extras)
+    extras_of(a).host_contact = contact;
   a.node = node;
   occupy_node(self, a);
   st.by_host[host.address()] = a.spec.id;

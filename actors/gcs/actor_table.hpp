@@ -40,26 +40,35 @@ using restart_note = persistence::restart_record;
 /// How many restarts of an actor are remembered, the last ones.
 inline constexpr std::size_t max_restart_notes = 32;
 
-/// An actor the control store knows, alive or dead (up to
-/// `gcs_max_dead_actors` of those). Kept in 408 bytes: with its id and the
-/// map's link and hash, 440, in jemalloc's 448-byte size, not 512 (the
-/// static_assert below); what most actors never have is held apart.
-struct actor_entry {
-  internal::actor_spec spec;
-  caf::actor host;
-  /// Where the host's process takes connections.
+/// What an actor has only at times, held apart from its entry: most
+/// actors never have any of it.
+struct actor_extras {
+  /// Where its host's process takes connections: a host in a worker
+  /// process (one in the control store's own process takes none).
   std::string host_contact;
-  /// The node the actor lives on or is being started on.
-  node_id node;
-  std::string death_cause;
-  std::vector<caf::actor> subscribers;
-  /// Its last restarts, oldest first; null until its first.
-  std::unique_ptr<std::vector<restart_note>> restarts;
+  /// Its last restarts, oldest first.
+  std::vector<restart_note> restarts;
   /// The spec as the control store held it, kept only when it did not
   /// decode: written back as it was, not as the part of it that `spec`
   /// holds. Otherwise each write encodes `spec`, which costs a
   /// microsecond and spares every actor a copy of its spec.
-  std::unique_ptr<std::string> unreadable_spec;
+  std::optional<std::string> unreadable_spec;
+};
+
+/// An actor the control store knows, alive or dead (up to
+/// `gcs_max_dead_actors` of those). Kept in 360 bytes: with its id and the
+/// map's link, 384, jemalloc's size of that, not 448 (the static_assert
+/// below), for live and dead actors alike; what most actors never have is
+/// held apart (`actor_extras`).
+struct actor_entry {
+  internal::actor_spec spec;
+  caf::actor host;
+  /// The node the actor lives on or is being started on.
+  node_id node;
+  std::string death_cause;
+  std::vector<caf::actor> subscribers;
+  /// Null until it has some (`extras_of`).
+  std::unique_ptr<actor_extras> extras;
   /// The process of its instance, or of its last one; 0 if it did not say
   /// (recovered from storage).
   std::int32_t pid = 0;
@@ -74,9 +83,22 @@ struct actor_entry {
   bool recovering = false;
 };
 
-static_assert(sizeof(actor_entry) <= 408,
-              "an actor's entry no longer fits jemalloc's 448-byte size with "
+static_assert(sizeof(actor_entry) <= 360,
+              "an actor's entry no longer fits jemalloc's 384-byte size with "
               "its map node");
+
+/// The extras of `a`, made now if it has none.
+inline actor_extras& extras_of(actor_entry& a) {
+  if (!a.extras)
+    a.extras = std::make_unique<actor_extras>();
+  return *a.extras;
+}
+
+/// Where the host of `a` takes connections; empty if nowhere.
+inline const std::string& host_contact(const actor_entry& a) {
+  static const std::string none;
+  return a.extras ? a.extras->host_contact : none;
+}
 
 struct actor_table {
   std::unordered_map<actor_id, actor_entry> entries;
@@ -117,7 +139,7 @@ void save_actor(gcs_actor* self, const actor_entry& a);
 /// Tells every subscriber of `a` its state, once durable.
 void publish(gcs_actor* self, const actor_entry& a);
 
-/// Adds `who` to the subscribers of `a`, unless it is one.
+/// Adds `who` to the subscribers of `a`, unless it is one or `a` is dead.
 void add_subscriber(actor_entry& a, const caf::actor& who);
 
 /// Notes that the non-detached actor `id` shares fate with `owner`.

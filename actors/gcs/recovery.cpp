@@ -66,15 +66,14 @@ bool restore_actor(actor_entry& a, persistence::actor_record& r) {
   a.death_cause = r.death_cause;
   a.node = r.node;
   if (!r.restarts.empty())
-    a.restarts = std::make_unique<std::vector<restart_note>>(
-        std::make_move_iterator(r.restarts.begin()),
-        std::make_move_iterator(r.restarts.end()));
+    extras_of(a).restarts.assign(std::make_move_iterator(r.restarts.begin()),
+                                 std::make_move_iterator(r.restarts.end()));
   auto spec = decode_spec(r.creation_spec);
   if (spec) {
     a.spec = std::move(*spec);
     return true;
   }
-  a.unreadable_spec = std::make_unique<std::string>(std::move(r.creation_spec));
+  extras_of(a).unreadable_spec = std::move(r.creation_spec);
   a.spec.id = r.actor;
   a.spec.job = r.job;
   a.spec.name = r.name;

@@ -105,9 +105,9 @@ std::string actor_field(const actor_entry& a, std::size_t column) {
 
 /// An actor's restarts, oldest first.
 void add_history(const actor_entry& a, state::entry& e) {
-  if (!a.restarts)
+  if (!a.extras)
     return;
-  for (const auto& r : *a.restarts)
+  for (const auto& r : a.extras->restarts)
     e.history.push_back(fields{{"restart", std::to_string(r.restart)},
                                {"time", iso_time(r.unix_ms)},
                                {"node_id", internal::hex_or_empty(r.node)},

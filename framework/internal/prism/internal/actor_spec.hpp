@@ -22,6 +22,10 @@ struct actor_spec {
   std::string name;
   std::string ns;
   bool detached = false;
+  /// Hosted in a process its node shares among actors of its job
+  /// (`isolation::shared`), not in one of its own. Next to `detached`: a
+  /// spec takes 8 bytes fewer than with it after `owner`.
+  bool shared_host = false;
   std::int32_t max_restarts = 0;
   std::int32_t max_task_retries = 0;
   std::int32_t max_concurrency = 1;
@@ -29,9 +33,6 @@ struct actor_spec {
   /// The worker (driver, worker or actor) that created the actor; a
   /// non-detached actor dies with it.
   worker_id owner;
-  /// Hosted in a process its node shares among actors of its job
-  /// (`isolation::shared`), not in one of its own.
-  bool shared_host = false;
   /// Named groups of methods, each with its own concurrency; calls of no
   /// group run in the default one, `max_concurrency` at a time.
   std::vector<concurrency_group> concurrency_groups;
