@@ -82,9 +82,10 @@ public:
     return *client_;
   }
 
-  /// The directory the actor's owner is registered in.
-  owner_directory& directory() const {
-    return *settings_->directory;
+  /// What the actor's client is made of (its node, raylet, control store
+  /// and directory); the host reads them here too.
+  const owner_client::config& settings() const {
+    return *settings_;
   }
 
   /// The client if it was made; none otherwise.
@@ -319,14 +320,13 @@ struct host_state {
   static inline const char* name = "actor_host";
 
   /// What the host reads of its `actor_host_config` once it started; the
-  /// rest (the spec, the directory, the raylet) serves its start only, and
-  /// an idle actor does not keep it.
+  /// rest (the spec) serves its start only, and an idle actor does not keep
+  /// it. Its node and control store are the instance's client settings'
+  /// (`gcs()`, `node()`).
   actor_id actor;
   std::int32_t incarnation = 0;
   bool ready = false;
   bool ending = false;
-  node_id node;
-  caf::actor gcs;
   caf::actor_addr reporter;
   std::shared_ptr<executor> pool;
   std::shared_ptr<instance_state> inst;
@@ -345,13 +345,20 @@ struct host_state {
   }
   /// Why it ended, for the calls it refuses.
   std::string end_cause;
+
+  const caf::actor& gcs() const {
+    return inst->runtime.settings().gcs;
+  }
+  const node_id& node() const {
+    return inst->runtime.settings().node;
+  }
 };
 
 using host_actor = caf::stateful_actor<host_state>;
 
 // An idle actor is mostly its host and the instance's state: each is
 // allocated in one of the allocator's sizes (jemalloc's 1280 and 448
-// bytes; 1272 and 440 now), and a few bytes more move it into the next,
+// bytes; 1248 and 440 now), and a few bytes more move it into the next,
 // 256 and 64 bytes up.
 static_assert(sizeof(caf::actor_storage<host_actor>) <= 1280,
               "an actor host no longer fits in 1280 bytes");
@@ -912,7 +919,7 @@ void end_instance(host_actor* self, internal::death_kind kind,
   // The host ends once the control store has the end: a worker process
   // exits with its last host, and its node would report the instance lost
   // (a crash, which restarts it) if the end were still on its way.
-  self->request(st.gcs, end_report_timeout,
+  self->request(st.gcs(), end_report_timeout,
                 protocol::actor_ended{st.actor, st.incarnation, kind, cause})
       .then([self] { self->quit(caf::exit_reason::normal); },
             [self](caf::error&) { self->quit(caf::exit_reason::normal); });
@@ -988,10 +995,10 @@ void run_queued(host_actor* self) {
 void report_started(host_actor* self) {
   auto& st = self->state;
   auto reporter = caf::actor_cast<caf::actor>(st.reporter);
-  self->send(reporter ? reporter : st.gcs,
+  self->send(reporter ? reporter : st.gcs(),
              protocol::actor_started{st.actor, st.incarnation,
-                                     caf::actor_cast<caf::actor>(self), st.node,
-                                     own_contact(self->system()),
+                                     caf::actor_cast<caf::actor>(self),
+                                     st.node(), own_contact(self->system()),
                                      static_cast<std::int32_t>(::getpid())});
 }
 
@@ -1213,8 +1220,6 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   auto& st = self->state;
   st.actor = cfg.spec.id;
   st.incarnation = cfg.incarnation;
-  st.node = cfg.client->node;
-  st.gcs = cfg.client->gcs;
   st.reporter = cfg.reporter;
   st.pool = cfg.pool;
   install_default_handlers(self, &host_logger);
@@ -1235,7 +1240,7 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
   self->attach_functor([inst = st.inst] {
     inst->ended = true;
     send_answers(*inst);
-    inst->runtime.directory().remove(inst->runtime.self());
+    inst->runtime.settings().directory->remove(inst->runtime.self());
     auto* client = inst->runtime.made();
     if (client == nullptr)
       return; // it owns nothing
