@@ -101,6 +101,9 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
   start(self, cfg);
   set_checked_down_handler(self,
                            [self](caf::down_msg& msg) { on_down(self, msg); });
+  // CAF tries the cases in order, and each case of one of Prism's message
+  // types that a message passes costs a comparison of type names: those of
+  // every actor's creation come first.
   return {
       // -- storage ----------------------------------------------------------
       [self](committed_atom, std::uint64_t up_to, const std::string& failure) {
@@ -108,6 +111,30 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       [self](grace_atom) { end_grace(self); },
       [self](forget_atom) { forget_dead(self); },
+      // -- actors -----------------------------------------------------------
+      [self](protocol::create_actor& msg) { return create_actor(self, msg); },
+      [self](protocol::actor_started& msg) {
+        accept_started_instance(self, msg);
+      },
+      [self](protocol::actors_started& batch) {
+        for (auto& msg : batch)
+          accept_started_instance(self, msg);
+      },
+      [self](const protocol::actor_ended& msg) { end_actor(self, msg); },
+      [self](const protocol::actor_instance_lost& msg) {
+        instance_failed(self, msg);
+      },
+      [self](protocol::subscribe_actor& msg) { subscribe_actor(self, msg); },
+      [self](protocol::resubscribe_actors& msg) {
+        resubscribe_actors(self, msg);
+      },
+      [self](const protocol::lookup_actor& msg) {
+        return lookup_actor(self, msg);
+      },
+      [self](const protocol::kill_actor& msg) { return kill_actor(self, msg); },
+      [self](const protocol::locate_actor& msg) {
+        return locate_actor(self->state, msg);
+      },
       // -- nodes and jobs ---------------------------------------------------
       [self](protocol::add_node& msg) { register_node(self, msg); },
       [self](const protocol::start_job& msg) { return start_job(self, msg); },
@@ -179,30 +206,6 @@ caf::behavior gcs_behavior(gcs_actor* self, gcs_config cfg) {
       },
       // The events its sender sent before are with the task event store.
       [](protocol::flush_events_atom) { return true; },
-      // -- actors -----------------------------------------------------------
-      [self](protocol::create_actor& msg) { return create_actor(self, msg); },
-      [self](protocol::actor_started& msg) {
-        accept_started_instance(self, msg);
-      },
-      [self](protocol::actors_started& batch) {
-        for (auto& msg : batch)
-          accept_started_instance(self, msg);
-      },
-      [self](const protocol::actor_ended& msg) { end_actor(self, msg); },
-      [self](const protocol::actor_instance_lost& msg) {
-        instance_failed(self, msg);
-      },
-      [self](protocol::subscribe_actor& msg) { subscribe_actor(self, msg); },
-      [self](protocol::resubscribe_actors& msg) {
-        resubscribe_actors(self, msg);
-      },
-      [self](const protocol::lookup_actor& msg) {
-        return lookup_actor(self, msg);
-      },
-      [self](const protocol::kill_actor& msg) { return kill_actor(self, msg); },
-      [self](const protocol::locate_actor& msg) {
-        return locate_actor(self->state, msg);
-      },
       // -- key-value table ----------------------------------------------------
       [self](protocol::kv_put& msg) { return put_value(self, msg); },
       [self](const protocol::kv_get& msg) { return get_value(self, msg); },

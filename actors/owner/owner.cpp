@@ -84,10 +84,24 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
   set_checked_down_handler(
       self, [self](caf::down_msg& msg) { watched_down(self, msg); });
   report_driver(self);
+  // CAF tries the cases in order, and each case of one of Prism's message
+  // types that a message passes costs a comparison of type names: those of
+  // every call and task come first.
   return {
+      [self](protocol::actor_tasks_done& batch) {
+        actor_calls_done(self, batch);
+      },
+      [self](protocol::actor_task_done& msg) { actor_call_done(self, msg); },
       [self](protocol::submit_task& msg) {
         submit(self, std::move(msg.spec), std::move(msg.held), msg.parent);
       },
+      [self](protocol::task_done& msg) { task_finished(self, msg); },
+      [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
+      [self](const protocol::actor_updates& batch) {
+        for (const auto& msg : batch)
+          actor_updated(self, msg);
+      },
+      [self](const protocol::actor_update& msg) { actor_updated(self, msg); },
       [self](const protocol::cancel_task& msg) {
         cancel_task(self, msg.task, msg.force, msg.recursive);
       },
@@ -102,10 +116,8 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](const protocol::remove_borrower& msg) {
         borrower_removed(self, msg);
       },
-      [self](protocol::lease_grant& msg) { lease_granted(self, msg); },
       [self](protocol::lease_spillback& msg) { lease_spilled(self, msg); },
       [self](const protocol::lease_refused& msg) { lease_refused(self, msg); },
-      [self](protocol::task_done& msg) { task_finished(self, msg); },
       [self](const protocol::worker_lost& msg) { worker_lost(self, msg); },
       [self](lease_idle_atom) { return_idle_leases(self); },
       [self](const protocol::fetch_object& msg) {
@@ -136,18 +148,9 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](const protocol::query_task& msg) {
         return task_state_of(self, msg.task);
       },
-      [self](const protocol::actor_update& msg) { actor_updated(self, msg); },
-      [self](const protocol::actor_updates& batch) {
-        for (const auto& msg : batch)
-          actor_updated(self, msg);
-      },
       [self](const protocol::gcs_restarted&) {
         resubscribe_actors(self);
         report_driver(self);
-      },
-      [self](protocol::actor_task_done& msg) { actor_call_done(self, msg); },
-      [self](protocol::actor_tasks_done& batch) {
-        actor_calls_done(self, batch);
       },
       [self](protocol::resolve_actor_call& msg) {
         resolve_actor_call(self, msg);
