@@ -22,6 +22,7 @@ const char* const pipelined = "caf_floor_pipelined";
 const char* const remote_rtt = "caf_floor_remote_rtt";
 const char* const remote_pipelined = "caf_floor_remote_pipelined";
 const char* const tcp_bulk = "tcp_floor_bulk_100mb";
+const char* const locked_map = "locked_map_floor";
 
 judgement against(const char* floor) {
   return judgement{floor, true, false};
@@ -47,8 +48,9 @@ judgement a_floor() {
 
 /// Every metric prism_bench reports, with what it is judged against: a
 /// call that waits for its answer against a request's round trip, one that
-/// does not against pipelined requests, the same between processes for
-/// cluster mode, and a large object's transfer against raw TCP's.
+/// does not against pipelined requests, a put or get (no message) against
+/// a locked hash map on one thread, the same between processes for cluster
+/// mode, and a large object's transfer against raw TCP's.
 const std::map<std::string, judgement>& table() {
   static const std::map<std::string, judgement> t = {
       // Floors.
@@ -63,14 +65,15 @@ const std::map<std::string, judgement>& table() {
       {"page_fault_floor_100mb", a_floor()},
       {"dd_write_floor_1gb", a_floor()},
       {"dd_read_floor_1gb", a_floor()},
+      {locked_map, a_floor()},
       {"autoscaler_floor_10k_listing_ms", judgement{"", false, true}},
       // Embedded: tasks, objects, actors.
       {"single_client_tasks_sync", against(request_rtt)},
       {"single_client_tasks_async", against(pipelined)},
       {"single_client_tasks_and_get_batch", against(pipelined)},
       {"multi_client_tasks_async", against(pipelined)},
-      {"single_client_put_calls", against(pipelined)},
-      {"single_client_get_calls", against(pipelined)},
+      {"single_client_put_calls", against(locked_map)},
+      {"single_client_get_calls", against(locked_map)},
       {"single_client_wait_1k_refs", against(pipelined)},
       {"1_1_actor_calls_sync", against(request_rtt)},
       {"1_1_actor_calls_async", against(pipelined)},

@@ -52,6 +52,10 @@ std::vector<metric> actor_metrics();
 /// Two plain CAF actors exchanging requests: the floor under Prism's numbers.
 std::vector<metric> caf_floor_metrics();
 
+/// The floor under put and get, which send no message: a hash map of small
+/// values behind a lock, on one thread.
+std::vector<metric> object_floor_metrics();
+
 /// The floors between two processes on loopback: plain CAF request/response
 /// over the middleman, one at a time and pipelined, stock and set up as
 /// Prism's processes are, and a raw TCP ping-pong. Each run starts a peer

@@ -112,8 +112,9 @@ std::vector<metric> selected_metrics(const command_line& cl) {
   std::vector<metric> all;
   for (auto group :
        {task_metrics(), object_metrics(), actor_metrics(), caf_floor_metrics(),
-        remote_floor_metrics(), gcs_store_metrics(), chaos_metrics(),
-        cluster_metrics(), autoscaler_metrics(), spill_metrics()})
+        object_floor_metrics(), remote_floor_metrics(), gcs_store_metrics(),
+        chaos_metrics(), cluster_metrics(), autoscaler_metrics(),
+        spill_metrics()})
     all.insert(all.end(), group.begin(), group.end());
   if (!cl.filter)
     return all;
