@@ -212,6 +212,30 @@ void task_table::apply(const task_event& e) {
   r.state = r.latest.state;
 }
 
+void task_table::apply_batch(const std::vector<task_event>& batch) {
+  batch_name_ = no_name;
+  // Far enough ahead for a fetch to arrive, near enough that the slots
+  // stay in the cache until their events come.
+  constexpr std::size_t ahead = 8;
+  auto prefetch = [this](const task_id& id) {
+    if (!index_.empty())
+      __builtin_prefetch(&index_[tag_of(id) & (index_.size() - 1)]);
+  };
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (i + ahead < batch.size()) {
+      prefetch(batch[i + ahead].task);
+      // Full: a new task makes room by forgetting the record that is then
+      // the oldest (each event of the batch a new task at most). Its id,
+      // untouched since it was written, is fetched a step earlier.
+      if (size_ == max_tasks_ && size_ > 2 * ahead) {
+        __builtin_prefetch(&at((oldest_ + 2 * ahead) % max_tasks_).id);
+        prefetch(at((oldest_ + ahead) % max_tasks_).id);
+      }
+    }
+    apply(batch[i]);
+  }
+}
+
 const task_record* task_table::find(const task_id& id) const {
   auto slot = slot_of(id, tag_of(id));
   return slot == no_pos ? nullptr : &at(index_[slot].pos);

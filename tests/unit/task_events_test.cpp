@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <random>
+#include <vector>
 
 #include <boost/test/unit_test.hpp>
 
@@ -162,6 +163,35 @@ BOOST_AUTO_TEST_CASE(a_batch_names_each_new_task_by_the_last_name_before) {
   // A new batch starts with no name before it.
   t.apply_batch({event(5, 0, task_state::queued, 9)});
   BOOST_TEST(t.name_of(*t.find(some_task(5))) == "");
+}
+
+// A batch applied to a full table (whose apply fetches ahead the slots of
+// the events and of the records they forget) ends as its events applied
+// one at a time do.
+BOOST_AUTO_TEST_CASE(a_batch_into_a_full_table_is_its_events_one_by_one) {
+  constexpr std::uint64_t bound = 50;
+  task_table batched{bound};
+  task_table single{bound};
+  for (int round = 0; round < 3; ++round) {
+    std::vector<task_event> batch;
+    for (std::uint64_t i = 1; i <= 120; ++i) {
+      auto seq = round * 100 + i; // some tasks of the round before again
+      batch.push_back(event(seq, 0, task_state::finished,
+                            static_cast<std::int64_t>(round * 1000 + i)));
+    }
+    batched.apply_batch(batch);
+    for (const auto& e : batch)
+      single.apply(e);
+  }
+  BOOST_TEST(batched.size() == bound);
+  BOOST_TEST(batched.forgotten() == single.forgotten());
+  for (std::uint64_t seq = 1; seq <= 320; ++seq) {
+    const auto* b = batched.find(some_task(seq));
+    const auto* s = single.find(some_task(seq));
+    BOOST_REQUIRE((b == nullptr) == (s == nullptr));
+    if (b != nullptr)
+      BOOST_TEST(b->latest.end_us == s->latest.end_us);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_late_event_never_moves_an_attempt_back) {

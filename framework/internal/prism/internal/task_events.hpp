@@ -200,12 +200,11 @@ public:
   /// `apply_batch` that had one.
   void apply(const task_event& e);
 
-  /// Applies a batch of one owner, in order.
-  void apply_batch(const std::vector<task_event>& batch) {
-    batch_name_ = no_name;
-    for (const auto& e : batch)
-      apply(e);
-  }
+  /// Applies a batch of one owner, in order. The index slots that the
+  /// events a few places on will probe, and those of the records they will
+  /// make room by forgetting, are fetched into the cache while the events
+  /// before them apply: each is a cache miss of its own otherwise.
+  void apply_batch(const std::vector<task_event>& batch);
 
   /// Counts events dropped before they arrived (by an owner's buffer).
   void add_dropped(std::uint64_t n) noexcept {
