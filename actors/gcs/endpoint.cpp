@@ -1,5 +1,7 @@
 #include <chrono>
 #include <deque>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -7,6 +9,8 @@
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
 #include "gcs/gcs.hpp"
+#include "gcs/gcs_client.hpp"
+#include "prism/internal/thread_annotations.hpp"
 #include "protocol/gcs_restart.hpp"
 
 namespace prism::actors {
@@ -15,6 +19,39 @@ namespace {
 
 using expire_atom = caf::atom_constant<caf::atom("ep_expire")>;
 using clock_type = std::chrono::steady_clock;
+
+/// The control store each endpoint of this process forwards to now
+/// (`attached_gcs`). Weak: a handle kept here must not outlive its actor
+/// system.
+class attached_stores {
+public:
+  void set(const caf::actor_control_block* endpoint, caf::actor_addr gcs) {
+    std::lock_guard<std::mutex> guard{mu_};
+    stores_[endpoint] = std::move(gcs);
+  }
+
+  void erase(const caf::actor_control_block* endpoint) {
+    std::lock_guard<std::mutex> guard{mu_};
+    stores_.erase(endpoint);
+  }
+
+  caf::actor find(const caf::actor_control_block* endpoint) {
+    std::lock_guard<std::mutex> guard{mu_};
+    auto i = stores_.find(endpoint);
+    return i == stores_.end() ? caf::actor{}
+                              : caf::actor_cast<caf::actor>(i->second);
+  }
+
+private:
+  std::mutex mu_;
+  std::unordered_map<const caf::actor_control_block*, caf::actor_addr>
+      stores_ GUARDED_BY(mu_);
+};
+
+attached_stores& attached() {
+  static attached_stores stores;
+  return stores;
+}
 
 /// A message that arrived while no control store was attached.
 struct buffered_message {
@@ -93,6 +130,8 @@ void attach(endpoint_actor* self, caf::actor gcs) {
   for (auto& m : st.buffered)
     m.promise.delegate(st.gcs, std::move(m.content));
   st.buffered.clear();
+  // Only now: what a sender sends it directly follows what waited here.
+  attached().set(self->ctrl(), st.gcs.address());
   if (st.generation > 1)
     for (auto& w : st.watchers)
       self->send(w, protocol::gcs_restarted{st.generation});
@@ -109,6 +148,7 @@ void on_down(endpoint_actor* self, const caf::down_msg& msg) {
                 "the control store went down ({}); messages to it wait for "
                 "its restart",
                 self->system().render(msg.reason));
+    attached().erase(self->ctrl());
     st.gcs = nullptr;
     return;
   }
@@ -142,6 +182,7 @@ caf::behavior endpoint_behavior(endpoint_actor* self,
   auto& st = self->state;
   st.log = component_logger("gcs");
   st.wait = wait;
+  self->attach_functor([key = self->ctrl()] { attached().erase(key); });
   install_default_handlers(self, st.log);
   set_checked_down_handler(self,
                            [self](caf::down_msg& msg) { on_down(self, msg); });
@@ -161,6 +202,12 @@ caf::behavior endpoint_behavior(endpoint_actor* self,
 }
 
 } // namespace
+
+caf::actor attached_gcs(const caf::actor& endpoint) {
+  auto gcs =
+      attached().find(caf::actor_cast<caf::actor_control_block*>(endpoint));
+  return gcs ? gcs : endpoint;
+}
 
 caf::actor spawn_gcs_endpoint(caf::actor_system& sys,
                               std::chrono::milliseconds wait) {

@@ -31,6 +31,15 @@ std::chrono::milliseconds gcs_request_timeout();
 /// id, random, and a number that no other call in this process returns.
 protocol::request_id next_request_id();
 
+/// The control store that the endpoint `endpoint` (`spawn_gcs_endpoint`,
+/// of this process) forwards to now, for a message that may skip the
+/// endpoint's hop; `endpoint` itself while none is attached, or when it is no
+/// endpoint. Only for messages that their sender sends again on
+/// `protocol::gcs_restarted`, and that need not follow what the sender sent
+/// the endpoint before: one sent as the control store dies is lost, as it is
+/// through the endpoint, and it may overtake messages still at the endpoint.
+caf::actor attached_gcs(const caf::actor& endpoint);
+
 /// How `ask_gcs` waits before it sends a request again.
 prism::backoff gcs_retry_policy();
 

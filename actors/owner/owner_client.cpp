@@ -425,7 +425,9 @@ actor_id owner_client::create_actor(const std::string& factory,
                              opts.get_if_exists};
   routes_->created(id, msg.spec.max_task_retries, msg);
   if (msg.spec.name.empty()) {
-    caf::anon_send(cfg_.gcs, std::move(msg));
+    // Past the endpoint's hop: the routes send it again should the control
+    // store restart before it answers.
+    caf::anon_send(attached_gcs(cfg_.gcs), std::move(msg));
     return id;
   }
   if (opts.get_if_exists) {

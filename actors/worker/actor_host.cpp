@@ -18,6 +18,7 @@
 #include "common/log.hpp"
 #include "common/output_source.hpp"
 #include "common/user_errors.hpp"
+#include "gcs/gcs_client.hpp"
 #include "net/peers.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/async.hpp"
@@ -991,11 +992,12 @@ void run_queued(host_actor* self) {
 }
 
 // Tells the control store that the instance runs, through its process's
-// reporter if it has one.
+// reporter if it has one, else past the endpoint's hop (it reports again on
+// `gcs_restarted`).
 void report_started(host_actor* self) {
   auto& st = self->state;
   auto reporter = caf::actor_cast<caf::actor>(st.reporter);
-  self->send(reporter ? reporter : st.gcs(),
+  self->send(reporter ? reporter : attached_gcs(st.gcs()),
              protocol::actor_started{st.actor, st.incarnation,
                                      caf::actor_cast<caf::actor>(self),
                                      st.node(), own_contact(self->system()),

@@ -11,6 +11,7 @@
 #include "common/log.hpp"
 #include "common/output_source.hpp"
 #include "common/user_errors.hpp"
+#include "gcs/gcs_client.hpp"
 #include "owner/owner_client.hpp"
 #include "prism/detail/exception_types.hpp"
 #include "prism/detail/function_registry.hpp"
@@ -204,10 +205,12 @@ void report_started(worker_actor* self) {
   st.report_scheduled = false;
   auto started = std::move(st.started);
   st.started.clear();
+  // Past the endpoint's hop: each host reports again on `gcs_restarted`.
+  auto gcs = attached_gcs(st.cfg.gcs);
   if (started.size() == 1)
-    self->send(st.cfg.gcs, std::move(started.front()));
+    self->send(gcs, std::move(started.front()));
   else if (!started.empty())
-    self->send(st.cfg.gcs, std::move(started));
+    self->send(gcs, std::move(started));
 }
 
 caf::behavior worker_behavior(worker_actor* self, worker_config cfg,

@@ -255,6 +255,30 @@ BOOST_AUTO_TEST_CASE(restart_gcs_under_load_loses_no_call) {
   BOOST_TEST(builds.load() == 1);
 }
 
+BOOST_AUTO_TEST_CASE(actors_created_while_the_gcs_restarts_each_start_once) {
+  // Creations and their instances' reports reach the control store past its
+  // endpoint: those sent as it went down are sent again to the next one.
+  constexpr int burst = 2000;
+  std::vector<tally_handle> made;
+  for (int round = 0; round < 3; ++round) {
+    auto before = builds.load();
+    auto creator = std::async(std::launch::async, [&] {
+      for (int i = 0; i < burst; ++i)
+        made.push_back(prism::actor(tally::create).remote(0));
+    });
+    BOOST_REQUIRE(wait_until([&] { return builds.load() >= before + 50; }));
+    cluster.restart_gcs();
+    creator.get();
+  }
+  std::vector<prism::object_ref<int>> answers;
+  answers.reserve(made.size());
+  for (auto& h : made)
+    answers.push_back(h.task(&tally::add).remote(1));
+  for (auto& a : answers)
+    BOOST_TEST(prism::get(a, result_timeout) == 1);
+  BOOST_TEST(builds.load() == 3 * burst);
+}
+
 BOOST_AUTO_TEST_CASE(writes_across_restart_gcs_are_each_applied_once) {
   // A write the control store made durable but died before answering is
   // sent again by its caller: it must find its first answer, not its own
