@@ -281,9 +281,13 @@ actor_routes::on_update(const protocol::actor_update& u) {
   r.incarnation = u.incarnation;
   r.host = u.state == actor_state::alive ? u.host : caf::actor{};
   if (u.state == actor_state::dead) {
-    auto err = died(u.actor, u.death_cause);
-    for (auto& c : r.waiting)
-      fail(u.actor, nullptr, c, err);
+    // Most actors die with no call waiting (their job ended): no error to
+    // write then.
+    if (!r.waiting.empty()) {
+      auto err = died(u.actor, u.death_cause);
+      for (auto& c : r.waiting)
+        fail(u.actor, nullptr, c, err);
+    }
     // Nothing is left to route: a later call asks the control store again,
     // which keeps the actor and its cause of death. A long-lived owner
     // creating many short-lived actors thus keeps none of them.

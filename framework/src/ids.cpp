@@ -12,11 +12,14 @@ namespace prism {
 
 namespace {
 
+/// `x` in 16 lowercase hex digits (as "%016llx", without a format string
+/// to parse: ids are written in logs and errors all the time).
 std::string u64_hex(std::uint64_t x) {
-  char buf[17];
-  std::snprintf(buf, sizeof(buf), "%016llx",
-                static_cast<unsigned long long>(x));
-  return buf;
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, x >>= 4)
+    out[static_cast<std::size_t>(i)] = digits[x & 0xf];
+  return out;
 }
 
 std::uint64_t fresh_seed() {

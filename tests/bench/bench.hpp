@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -38,6 +39,11 @@ struct metric {
   /// work the metric is about. Throws if the workload fails or returns wrong
   /// results.
   std::function<double(const run_options&)> run_once;
+
+  /// Whether it runs on an embedded cluster started for it, not on the one
+  /// earlier metrics used: what they left in that cluster (the 100,000 task
+  /// events the recording metrics had it keep) must not count in it.
+  bool own_cluster = false;
 };
 
 /// Task submission and retrieval: Ray's single- and multi-client task metrics.
@@ -130,6 +136,12 @@ std::vector<metric> cluster_metrics();
 /// from it. A run ends with it: the next run's embedded metrics must not
 /// run on a cluster still attached.
 void stop_bench_cluster();
+
+/// Returns once the control store knows every actor of the job numbered
+/// `job` dead (the metrics' jobs are `prism::client`s). A job's end kills its
+/// actors after `shutdown` returns: that work must not run in the timed
+/// window of the next run. Throws if it takes over a minute.
+void await_actors_ended(std::uint64_t job);
 
 /// The autoscaler on the fake cloud (virtual time): one reconcile pass over
 /// 10,000 instances and its floor, and how soon a demand for 1,000 nodes

@@ -172,6 +172,8 @@ bool run_all(const std::vector<metric>& metrics, const run_options& opts,
   bool ok = true;
   for (auto i = metrics.begin(); i != metrics.end(); ++i) {
     try {
+      if (i->own_cluster && prism::is_initialized())
+        prism::shutdown();
       if (i->needs_prism && !prism::is_initialized())
         prism::init();
       results.push_back({i->name, measure(*i, opts), i->unit});

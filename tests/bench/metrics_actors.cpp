@@ -185,7 +185,9 @@ double creation(const run_options& opts) {
   auto n = opts.iterations(20'000);
   auto job = client::connect();
   auto rate = ops_per_second(n, [&] { create_owned_by(job, n); });
+  auto id = job.job().value;
   job.shutdown();
+  await_actors_ended(id);
   return rate;
 }
 
@@ -227,7 +229,9 @@ double rss_100k(const run_options& opts) {
   auto actors = create_owned_by(job, n);
   return_freed_heap();
   auto mb = resident_mb();
+  auto id = job.job().value;
   job.shutdown();
+  await_actors_ended(id);
   return mb;
 }
 
@@ -282,9 +286,19 @@ std::vector<metric> actor_metrics() {
       {"n_n_actor_calls_with_arg_async", "per_s", true, n_to_n_with_arg_async},
       {"actor_creation", "per_s", true, creation},
       {"async_actor_10k_waiting_calls_ms", "ms", true, async_10k_waiting_ms},
-      {"actors_100k_rss_mb", "MB", true, rss_100k},
+      {"actors_100k_rss_mb", "MB", true, rss_100k, true},
       {"list_100k_actors_filtered_ms", "ms", true, list_100k_filtered_ms},
   };
+}
+
+void await_actors_ended(std::uint64_t job) {
+  state::list_options o;
+  o.filters = {"state!=DEAD", "job_id=" + std::to_string(job)};
+  o.limit = 1;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes{1};
+  while (state::list(state::kind::actors, o).matched > 0)
+    expect(std::chrono::steady_clock::now() < deadline,
+           "the actors of an ended job did not end within a minute");
 }
 
 void return_freed_heap() {

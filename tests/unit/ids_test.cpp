@@ -47,6 +47,14 @@ BOOST_AUTO_TEST_CASE(hex_of_a_unique_id_is_32_lowercase_hex_digits) {
   BOOST_TEST(is_lowercase_hex(hex), hex);
 }
 
+BOOST_AUTO_TEST_CASE(
+    hex_writes_the_high_half_first_most_significant_digit_first) {
+  prism::unique_id id{0x0123456789abcdefULL, 0xfedcba9876543210ULL};
+  BOOST_TEST(id.hex() == "0123456789abcdeffedcba9876543210");
+  prism::task_id t{prism::worker_id{{0, 1}}, 0xa};
+  BOOST_TEST(t.hex() == "00000000000000000000000000000001000000000000000a");
+}
+
 BOOST_AUTO_TEST_CASE(hex_of_the_nil_id_is_all_zeros) {
   BOOST_TEST(prism::unique_id{}.hex() == std::string(32, '0'));
 }
