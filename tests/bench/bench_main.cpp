@@ -233,6 +233,12 @@ void measure_drops_again(const std::vector<metric>& metrics,
       } catch (const std::exception& e) {
         std::cerr << name << ": failed when measured again: " << e.what()
                   << '\n';
+        // A cluster metric's cluster is stopped with this process detached
+        // from it, so that the next one starts a cluster anew and attaches
+        // (only detached, the next found it running and this process not
+        // attached to anything).
+        if (!m->needs_prism)
+          stop_bench_cluster();
         if (prism::is_initialized())
           prism::shutdown();
       }
