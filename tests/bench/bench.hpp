@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+namespace prism {
+class client;
+}
+
 namespace prism::bench {
 
 /// How one run of prism_bench sizes its workloads.
@@ -137,11 +141,11 @@ std::vector<metric> cluster_metrics();
 /// run on a cluster still attached.
 void stop_bench_cluster();
 
-/// Returns once the control store knows every actor of the job numbered
-/// `job` dead (the metrics' jobs are `prism::client`s). A job's end kills its
-/// actors after `shutdown` returns: that work must not run in the timed
-/// window of the next run. Throws if it takes over a minute.
-void await_actors_ended(std::uint64_t job);
+/// Ends `job` and returns once the control store knows every actor of it
+/// dead. A job's end kills its actors after `shutdown` returns: that work
+/// must not run in the timed window of the next run. Throws if it takes over
+/// a minute.
+void end_job(client& job);
 
 /// The autoscaler on the fake cloud (virtual time): one reconcile pass over
 /// 10,000 instances and its floor, and how soon a demand for 1,000 nodes

@@ -185,9 +185,7 @@ double creation(const run_options& opts) {
   auto n = opts.iterations(20'000);
   auto job = client::connect();
   auto rate = ops_per_second(n, [&] { create_owned_by(job, n); });
-  auto id = job.job().value;
-  job.shutdown();
-  await_actors_ended(id);
+  end_job(job);
   return rate;
 }
 
@@ -229,9 +227,7 @@ double rss_100k(const run_options& opts) {
   auto actors = create_owned_by(job, n);
   return_freed_heap();
   auto mb = resident_mb();
-  auto id = job.job().value;
-  job.shutdown();
-  await_actors_ended(id);
+  end_job(job);
   return mb;
 }
 
@@ -291,9 +287,11 @@ std::vector<metric> actor_metrics() {
   };
 }
 
-void await_actors_ended(std::uint64_t job) {
+void end_job(client& job) {
+  auto id = job.job().value;
+  job.shutdown();
   state::list_options o;
-  o.filters = {"state!=DEAD", "job_id=" + std::to_string(job)};
+  o.filters = {"state!=DEAD", "job_id=" + std::to_string(id)};
   o.limit = 1;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes{1};
   while (state::list(state::kind::actors, o).matched > 0)

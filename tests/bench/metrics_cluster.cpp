@@ -343,9 +343,7 @@ double create_actors(std::size_t n, prism::isolation iso) {
       expect(job.get(ref, result_timeout) == 1,
              "an actor's first call did not return 1");
   });
-  auto id = job.job().value;
-  job.shutdown();
-  await_actors_ended(id);
+  end_job(job);
   return rate;
 }
 
