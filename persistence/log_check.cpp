@@ -134,9 +134,10 @@ public:
       : names_(names), report_(report), write_batches_(write_batches),
         visit_(std::move(visit)) {}
 
-  void scan(std::string file, std::string bytes) {
+  /// Scans `bytes`, the contents of `file`; keeps no view of them.
+  void scan(std::string file, std::string_view bytes) {
     file_ = std::move(file);
-    bytes_ = std::move(bytes);
+    bytes_ = bytes;
     pending_.clear();
     in_record_ = false;
     std::size_t pos = 0;
@@ -312,7 +313,7 @@ private:
   /// any damage; 0 while unknown.
   std::uint64_t next_sequence_ = 0;
   std::string file_;
-  std::string bytes_;
+  std::string_view bytes_;
   /// The fragments read so far of a record cut into several.
   std::string pending_;
   std::size_t pending_offset_ = 0;
@@ -333,11 +334,13 @@ std::optional<std::uint64_t> log_number(const std::string& name) {
   return n;
 }
 
-std::string read_file(const fs::path& p) {
+/// Reads the file at `p` into `bytes`, whose memory is reused: a store's
+/// logs are tens of megabytes, and fresh pages for each cost a restart more
+/// than reading them.
+void read_file(const fs::path& p, std::string& bytes) {
   std::ifstream in{p, std::ios::binary};
   std::error_code ec;
   auto size = fs::file_size(p, ec);
-  std::string bytes;
   if (!ec && in) {
     bytes.resize(size);
     in.read(bytes.data(), static_cast<std::streamsize>(size));
@@ -346,7 +349,6 @@ std::string read_file(const fs::path& p) {
     throw store_error(store_error::kind_t::io,
                       "cannot read " + p.string() + ": " +
                           (ec ? ec.message() : std::strerror(errno)));
-  return bytes;
 }
 
 } // namespace
@@ -368,9 +370,11 @@ log_report check_logs(const std::string& dir, const table_names& names,
   std::sort(logs.begin(), logs.end());
   log_report report;
   log_scanner scanner{names, report, true, visit};
+  std::string bytes;
   for (auto& [n, name] : logs) {
     report.files.push_back(name);
-    scanner.scan(name, read_file(fs::path{dir} / name));
+    read_file(fs::path{dir} / name, bytes);
+    scanner.scan(name, bytes);
   }
   return report;
 }
@@ -388,7 +392,9 @@ log_report check_manifest(const std::string& dir) {
   table_names none;
   log_scanner scanner{none, report, false};
   report.files.push_back(name);
-  scanner.scan(name, read_file(fs::path{dir} / name));
+  std::string bytes;
+  read_file(fs::path{dir} / name, bytes);
+  scanner.scan(name, bytes);
   return report;
 }
 

@@ -4,8 +4,9 @@
 // bytes of every table to the records that survive and the writes that make
 // the store agree with them.
 
-#include <array>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "control_store.hpp"
@@ -13,15 +14,13 @@
 
 namespace prism::persistence {
 
-/// One key and value as read from a table.
-struct raw_record {
-  std::string key;
-  std::string value;
-};
+/// Called with each key and value of a table, in key order. The views are
+/// valid during the call only.
+using row_visitor = std::function<void(std::string_view, std::string_view)>;
 
-/// Every table's raw records, indexed by `layout::table`.
-using raw_tables =
-    std::array<std::vector<raw_record>, layout::all_tables.size()>;
+/// Reads one table's rows into a visitor: each record is decoded straight
+/// from what the store reads, with no copy of the table's raw bytes.
+using table_reader = std::function<void(layout::table, const row_visitor&)>;
 
 /// What recovery found and what it must write to repair the store.
 struct recovery_plan {
@@ -29,8 +28,11 @@ struct recovery_plan {
   std::vector<layout::op> writes;
 };
 
-/// Decodes and checks every record of `tables` (see control_store::recover
-/// for the rules), logging each repair. Never throws on bad data.
-recovery_plan plan_recovery(raw_tables tables);
+/// Decodes and checks every record that `read` gives (see
+/// control_store::recover for the rules), logging each repair. Reads each
+/// table once, actors before the name index. `actors` is about how many
+/// actors the store holds (0 when unknown): the room made for them up front.
+/// Never throws on bad data.
+recovery_plan plan_recovery(const table_reader& read, std::size_t actors = 0);
 
 } // namespace prism::persistence
