@@ -8,11 +8,11 @@
 #   scripts/bench-check.sh                  every metric (5 to 10 minutes)
 #   scripts/bench-check.sh --filter REGEX   some metrics, with their floors
 #   scripts/bench-check.sh --update         a new baseline: every metric,
-#                                           three times, the best figure of
-#                                           each (README says when)
+#                                           three times, the median figure
+#                                           of each (README says when)
 #
 # A metric that looks dropped is measured twice more beside its floor and
-# keeps its best figure, as the baseline does. The run's results are written
+# keeps its best figure. The run's results are written
 # to build/bench-latest.json. Not part of CI, which cannot time reliably.
 set -euo pipefail
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -239,6 +240,44 @@ void keep_best(std::vector<result>& best, const std::vector<result>& run) {
     if (!then || (now && change(*then, *now, *j) > 0))
       *b = r;
   }
+}
+
+std::vector<result> median_of(const std::vector<std::vector<result>>& runs) {
+  std::vector<std::string> names;
+  for (const auto& run : runs)
+    for (const auto& r : run)
+      if (std::find(names.begin(), names.end(), r.name) == names.end())
+        names.push_back(r.name);
+  std::vector<result> out;
+  for (const auto& name : names) {
+    auto j = judgement_of(name);
+    // Each run's result, with the floor it was measured beside, and how
+    // good its figure is (none without a judgement or a floor).
+    std::vector<std::pair<result, std::optional<double>>> all;
+    for (const auto& run : runs) {
+      const auto* r = find(run, name);
+      if (r == nullptr)
+        continue;
+      auto kept = *r;
+      if (j && !j->floor.empty() && kept.floor_value == 0)
+        if (const auto* f = find(run, j->floor); f != nullptr)
+          kept.floor_value = f->value;
+      all.emplace_back(kept, j ? figure(kept.name, *j, {kept}) : std::nullopt);
+    }
+    std::vector<std::pair<result, std::optional<double>>> judged;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(judged),
+                 [](const auto& x) { return x.second.has_value(); });
+    if (judged.empty()) {
+      out.push_back(all.front().first);
+      continue;
+    }
+    // Worst first; the middle one (of an even count, the worse of the two).
+    std::sort(judged.begin(), judged.end(), [&](const auto& a, const auto& b) {
+      return change(*a.second, *b.second, *j) > 0;
+    });
+    out.push_back(judged[(judged.size() - 1) / 2].first);
+  }
+  return out;
 }
 
 std::vector<std::string> compare(const std::vector<result>& baseline,

@@ -64,6 +64,13 @@ std::optional<double> figure_of(const std::string& name,
 /// every metric of the others look worse than it was.
 void keep_best(std::vector<result>& best, const std::vector<result>& run);
 
+/// The median of `runs` (whole runs of the same selection), each metric and
+/// floor kept as `keep_best` keeps them (a metric with the floor of its own
+/// run), in the order of the first run: how a baseline is made. The best of
+/// three is a high mark for a figure as noisy as some here, which a later
+/// run then misses by more than the tolerance with no change to its code.
+std::vector<result> median_of(const std::vector<std::vector<result>>& runs);
+
 /// Compares `now` with `baseline`. Returns the names of metrics that dropped
 /// by more than `tolerance` (0.15 is 15%), and of those that could not be
 /// judged (no line in the table, or a floor missing from the run). With

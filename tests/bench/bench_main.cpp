@@ -40,7 +40,7 @@ constexpr const char* usage =
     "  --check          with --baseline: exit 1 if a metric dropped by more\n"
     "                   than 15% or cannot be judged\n"
     "  --runs N         run the selection N times and keep each metric's\n"
-    "                   best figure (how a baseline is made)\n";
+    "                   median figure (how a baseline is made)\n";
 
 /// The most a metric may drop against the baseline under `--check`.
 constexpr double tolerated_drop = 0.15;
@@ -280,16 +280,13 @@ int run(int argc, char** argv) {
     std::cerr << "prism_bench: no metric matches the filter\n";
     return 1;
   }
-  std::vector<result> results;
+  std::vector<std::vector<result>> runs;
   bool ok = true;
   for (int k = 0; k < cl.runs; ++k) {
-    std::vector<result> run;
-    ok = run_all(metrics, cl.options, run) && ok;
-    if (cl.runs == 1)
-      results = std::move(run);
-    else
-      keep_best(results, run);
+    runs.emplace_back();
+    ok = run_all(metrics, cl.options, runs.back()) && ok;
   }
+  auto results = cl.runs == 1 ? std::move(runs.front()) : median_of(runs);
   if (!cl.baseline_path.empty())
     measure_drops_again(metrics, baseline, cl.options, results);
   if (!cl.json_path.empty()) {

@@ -1,7 +1,7 @@
 // How prism_bench judges a run against its baseline (tests/bench/baseline.*):
-// each metric by its ratio to the floor measured beside it, the best of
-// several runs kept as pairs, and a metric measured again judged with the
-// floor measured again, never with a floor of another run.
+// each metric by its ratio to the floor measured beside it, the best or the
+// median of several runs kept as pairs, and a metric measured again judged
+// with the floor measured again, never with a floor of another run.
 
 #include <boost/test/unit_test.hpp>
 
@@ -22,6 +22,7 @@ namespace {
 using prism::bench::compare;
 using prism::bench::figure_of;
 using prism::bench::keep_best;
+using prism::bench::median_of;
 using prism::bench::read_results;
 using prism::bench::result;
 using prism::bench::write_results;
@@ -57,6 +58,26 @@ BOOST_AUTO_TEST_CASE(the_best_of_runs_keeps_each_metric_with_its_own_floor) {
   BOOST_TEST(named(best, metric)->floor_value == 100);
   // 50 / 100, not the 60 / 150 of the best figures taken apart.
   BOOST_TEST(figure(metric, best) == 0.5);
+}
+
+BOOST_AUTO_TEST_CASE(the_median_of_runs_keeps_each_metric_with_its_own_floor) {
+  // Ratios 0.5, 0.3 and 0.4: the median is the third run's, with its floor,
+  // though its value (40) is not the median value (45).
+  auto m = median_of({{{floor_name, 100, "per_s"}, {metric, 50, "per_s"}},
+                      {{floor_name, 150, "per_s"}, {metric, 45, "per_s"}},
+                      {{floor_name, 100, "per_s"}, {metric, 40, "per_s"}},
+                      {{floor_name, 80, "per_s"}}});
+  BOOST_REQUIRE_EQUAL(m.size(), 2u);
+  BOOST_TEST(named(m, metric)->value == 40);
+  BOOST_TEST(named(m, metric)->floor_value == 100);
+  BOOST_TEST(figure(metric, m) == 0.4);
+  // A floor by its value: 80, 100, 100, 150.
+  BOOST_TEST(named(m, floor_name)->value == 100);
+  // A cost (less is better), in a run of its own: 0.7, 0.4 and 0.5 s.
+  auto cost = median_of({{{"gcs_recovery_100k_actors", 0.7, "s"}},
+                         {{"gcs_recovery_100k_actors", 0.4, "s"}},
+                         {{"gcs_recovery_100k_actors", 0.5, "s"}}});
+  BOOST_TEST(cost.front().value == 0.5);
 }
 
 BOOST_AUTO_TEST_CASE(
