@@ -84,8 +84,8 @@ rocksdb::Options base_options(rocksdb::Env* env) {
   // A restart replays the logs into memtables of up to 64 MB and keeps
   // them (and the logs) instead of writing them to table files before the
   // store opens: that flush cost a restart of 100,000 actors a fifth of its
-  // recovery. Once open, memtables of 16 MB (`state::shrink_memtables`),
-  // and the first write after that flushes what the replay left.
+  // recovery. Once open, memtables of 16 MB (`state::shrink_memtables`):
+  // a table's first write after that flushes a replay of more.
   o.write_buffer_size = std::size_t{64} << 20;
   o.avoid_flush_during_recovery = true;
   // Records are small and read back only at recovery: compressing each
