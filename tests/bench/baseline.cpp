@@ -151,6 +151,16 @@ std::optional<double> figure(const std::string& name, const judgement& j,
   return v->value / f->value;
 }
 
+/// `r`, of `run`, with the floor it was measured beside: a metric is kept
+/// with it.
+result with_own_floor(result r, const std::optional<judgement>& j,
+                      const std::vector<result>& run) {
+  if (j && !j->floor.empty() && r.floor_value == 0)
+    if (const auto* f = find(run, j->floor); f != nullptr)
+      r.floor_value = f->value;
+  return r;
+}
+
 /// How much better `now` is than `then` (0.1 is 10% better, -0.1 is 10%
 /// worse), for a figure judged `j`.
 double change(double then, double now, const judgement& j) {
@@ -223,12 +233,9 @@ std::optional<double> figure_of(const std::string& name,
 }
 
 void keep_best(std::vector<result>& best, const std::vector<result>& run) {
-  for (auto r : run) {
-    auto j = judgement_of(r.name);
-    // A metric is kept with the floor it was measured beside.
-    if (j && !j->floor.empty() && r.floor_value == 0)
-      if (const auto* f = find(run, j->floor); f != nullptr)
-        r.floor_value = f->value;
+  for (const auto& measured : run) {
+    auto j = judgement_of(measured.name);
+    auto r = with_own_floor(measured, j, run);
     auto b = std::find_if(best.begin(), best.end(),
                           [&](const result& x) { return x.name == r.name; });
     if (b == best.end()) {
@@ -258,10 +265,7 @@ std::vector<result> median_of(const std::vector<std::vector<result>>& runs) {
       const auto* r = find(run, name);
       if (r == nullptr)
         continue;
-      auto kept = *r;
-      if (j && !j->floor.empty() && kept.floor_value == 0)
-        if (const auto* f = find(run, j->floor); f != nullptr)
-          kept.floor_value = f->value;
+      auto kept = with_own_floor(*r, j, run);
       all.emplace_back(kept, j ? figure(kept.name, *j, {kept}) : std::nullopt);
     }
     std::vector<std::pair<result, std::optional<double>>> judged;
