@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
+#include <system_error>
 #include <unordered_map>
 
 namespace prism::detail {
@@ -73,6 +74,29 @@ void advise_huge_pages(void* p, std::size_t n) noexcept {
   // Advice only: a kernel without huge pages leaves the buffer as it is.
   if (to > from)
     ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+}
+
+tail_prefault::tail_prefault(void* p, std::size_t n) {
+  if (n < parallel_fault_bytes)
+    return;
+  constexpr auto page = std::uintptr_t{4096};
+  auto from =
+      (reinterpret_cast<std::uintptr_t>(p) + n / 8 + page - 1) & ~(page - 1);
+  auto to = (reinterpret_cast<std::uintptr_t>(p) + n) & ~(page - 1);
+  // Advice only: a kernel without MADV_POPULATE_WRITE (before 5.14) leaves
+  // the faults to the writer.
+  try {
+    worker_ = std::thread{[from, to] {
+      ::madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+    }};
+  } catch (const std::system_error&) {
+    // No thread to spare: the writer takes every fault itself.
+  }
+}
+
+tail_prefault::~tail_prefault() {
+  if (worker_.joinable())
+    worker_.join();
 }
 
 void throw_serialization_failure(const std::string& what, std::uint64_t tag) {

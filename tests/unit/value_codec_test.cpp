@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/mman.h>
+
 #include "prism/detail/value.hpp"
 
 namespace value_codec_test {
@@ -240,6 +242,34 @@ BOOST_AUTO_TEST_CASE(values_large_and_small_cross_cafs_serializer_unchanged) {
       BOOST_TEST(static_cast<bool>(bad(damaged)));
     }
   }
+}
+
+// Pages of `n` bytes at `p` the process has in memory now.
+std::size_t resident_pages(void* p, std::size_t n) {
+  std::vector<unsigned char> in((n + 4095) / 4096);
+  BOOST_REQUIRE(::mincore(p, n, in.data()) == 0);
+  std::size_t count = 0;
+  for (auto page : in)
+    count += page & 1;
+  return count;
+}
+
+BOOST_AUTO_TEST_CASE(a_large_fresh_buffer_is_faulted_in_aside_but_its_front) {
+  std::size_t n = prism::detail::parallel_fault_bytes * 4;
+  void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  BOOST_REQUIRE(p != MAP_FAILED);
+  auto* bytes = static_cast<char*>(p);
+  BOOST_TEST(resident_pages(p, n) == 0u);
+  { prism::detail::tail_prefault faults{p, n}; }
+  // All but the first eighth is in memory, that left to the writer (a huge
+  // page across its end may take in up to 2 MB before it).
+  BOOST_TEST(resident_pages(bytes + n / 8, n - n / 8) == (n - n / 8) / 4096);
+  BOOST_TEST(resident_pages(p, n / 16) == 0u);
+  // Below the threshold, nothing is done.
+  { prism::detail::tail_prefault none{p, n / 16}; }
+  BOOST_TEST(resident_pages(p, n / 16) == 0u);
+  ::munmap(p, n);
 }
 
 // A value whose length says more bytes than the message holds (a hostile

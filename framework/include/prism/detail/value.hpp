@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <typeinfo>
 #include <vector>
@@ -206,6 +207,31 @@ void reserve_large(Buffer& buf, std::size_t n) {
   advise_huge_pages(buf.data(), buf.capacity());
 }
 
+/// Buffers this large or larger are faulted in by two threads at once
+/// (`tail_prefault`).
+inline constexpr std::size_t parallel_fault_bytes = std::size_t{16} << 20;
+
+/// While it lives, faults in all but the first eighth of the `n` fresh
+/// bytes at `p` on a thread of its own, as the caller writes them from the
+/// front; for less than `parallel_fault_bytes` it does nothing. Writing a
+/// fresh large buffer costs about as much in page faults (the kernel
+/// zeroing each fresh page) as in the copy itself: with the faults ahead of
+/// it taken on another core, the writer pays for the copy and an eighth of
+/// the faults, and never catches up with that core (which faults about as
+/// fast as the writer copies). The bytes are left as they are; the
+/// destructor waits for the thread.
+class tail_prefault {
+public:
+  tail_prefault(void* p, std::size_t n);
+  ~tail_prefault();
+
+  tail_prefault(const tail_prefault&) = delete;
+  tail_prefault& operator=(const tail_prefault&) = delete;
+
+private:
+  std::thread worker_;
+};
+
 /// A serialized value together with the tag of the type it was written as.
 struct value {
   std::uint64_t tag = void_tag;
@@ -251,9 +277,17 @@ typename Inspector::result_type inspect(Inspector& f, value& x) {
         [&] {
           if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
             // CAF hands its binary deserializer over as the base class.
-            auto* bytes = dynamic_cast<caf::binary_deserializer*>(&f);
-            if (bytes != nullptr && n > bytes->remaining())
-              return caf::make_error(caf::sec::end_of_stream);
+            if (auto* bytes = dynamic_cast<caf::binary_deserializer*>(&f)) {
+              if (n > bytes->remaining())
+                return caf::make_error(caf::sec::end_of_stream);
+              // Copied once from where they lie, not into zeros first.
+              reserve_large(*buf, n);
+              auto from =
+                  reinterpret_cast<const char*>(bytes->remainder().data());
+              buf->assign(from, from + n);
+              bytes->skip(n);
+              return caf::error{};
+            }
           }
           reserve_large(*buf, n);
           buf->resize(n);
@@ -349,6 +383,7 @@ T decode(const value& v, const char* where = "value") {
     if (src.begin_sequence(n) || n > src.remaining())
       throw_serialization_failure("cannot deserialize", v.tag);
     reserve_large(result, n);
+    tail_prefault faults{result.data(), result.capacity()};
     result.assign(reinterpret_cast<const char*>(src.remainder().data()), n);
     src.skip(n);
     if (src.end_sequence())
