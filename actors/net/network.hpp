@@ -21,7 +21,7 @@ namespace prism::actors {
 /// (`middleman.app-identifiers`), so a process of a build that speaks
 /// another version is refused when it connects, before any message of it is
 /// read.
-inline constexpr const char* wire_version = "prism-wire-6";
+inline constexpr const char* wire_version = "prism-wire-7";
 
 /// How a process finds out that a peer is gone. A peer whose connection
 /// drops (the process died, even with SIGKILL) is gone at once; one that

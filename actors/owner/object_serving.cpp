@@ -4,6 +4,7 @@
 // the registrations of the processes that borrow its objects.
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -13,9 +14,25 @@
 #include <utility>
 #include <vector>
 
+#include "net/network.hpp"
 #include "owner/owner_address.hpp"
 #include "owner/owner_state.hpp"
 #include "owner/task_events.hpp"
+
+namespace prism::actors {
+
+namespace {
+
+/// Reads finished over a node's bulk port by the owners of this process.
+std::atomic<std::uint64_t> bulk_reads_finished{0};
+
+} // namespace
+
+std::uint64_t bulk_reads() {
+  return bulk_reads_finished.load(std::memory_order_relaxed);
+}
+
+} // namespace prism::actors
 
 namespace prism::actors::owner_internal {
 
@@ -75,6 +92,9 @@ protocol::object_reply unaddressed_reply(const object_id& id,
 /// many of them are on their way at once.
 constexpr std::uint64_t chunk_bytes = std::uint64_t{1} << 20;
 constexpr int chunks_in_flight = 16;
+
+/// How long a read from a node's bulk port may wait for the connection.
+constexpr auto bulk_connect_timeout = std::chrono::seconds{5};
 
 // The copy to read of `copies` (not empty): one in this node's store, else
 // one in this process, else the first made.
@@ -196,7 +216,8 @@ void pull_done(owner_actor* self, const object_id& id, detail::value value) {
 }
 
 void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
-               std::uint64_t offset, std::uint64_t max_bytes);
+               std::uint64_t offset, std::uint64_t max_bytes,
+               bool bulk = false);
 
 // Puts `chunk` at `offset` of `bytes`. Chunks come in the order asked for,
 // one after the other at the end; one that overtook another leaves a gap,
@@ -253,6 +274,28 @@ bool reads_into_node(owner_actor* self, const object_pull& p) {
          st.cfg.raylet.node() != self->node();
 }
 
+// Reads the rest of the payload of `p` from the node's bulk port straight
+// into its room, on a thread of its own, which tells this owner when it is
+// done (`bulk_read_done`).
+void start_bulk_read(owner_actor* self, const object_id& id, object_pull& p) {
+  char* into = p.room;
+  if (into == nullptr) {
+    // Room in this process, reserved for the whole payload: the rest is
+    // written in place.
+    p.bytes->resize(p.total);
+    into = p.bytes->data();
+  }
+  p.fetch = std::make_unique<bulk_fetch>(
+      p.bulk_host, p.bulk_port, p.bulk_ticket, into + p.bulk_offset,
+      p.total - p.bulk_offset, bulk_connect_timeout,
+      std::chrono::duration_cast<std::chrono::milliseconds>(pull_timeout),
+      [me = self->address(), id, serial = p.serial](std::string why) {
+        if (auto owner = caf::actor_cast<caf::actor>(me))
+          caf::anon_send(owner, bulk_done_atom::value, id, serial,
+                         std::move(why));
+      });
+}
+
 // The read `p` of `id` is whole, or asks for its next chunks.
 void go_on(owner_actor* self, const object_id& id, object_pull& p) {
   if (p.received >= p.total) {
@@ -265,6 +308,12 @@ void go_on(owner_actor* self, const object_id& id, object_pull& p) {
       value.bytes = std::move(p.bytes);
     }
     pull_done(self, id, std::move(value));
+    return;
+  }
+  if (!p.bulk_ticket.empty()) {
+    // The rest comes from the bulk port, once there is room for it.
+    if (!p.fetch && (p.room != nullptr || p.bytes))
+      start_bulk_read(self, id, p);
     return;
   }
   while (p.in_flight < chunks_in_flight && p.next < p.total) {
@@ -355,6 +404,23 @@ void ask_room(owner_actor* self, const object_id& id, const object_pull& p) {
           });
 }
 
+// The node offers the rest of the payload of `p` after `first`, its first
+// chunk, on its bulk port: no more chunks are asked for.
+void take_bulk_offer(owner_actor* self, object_pull& p,
+                     protocol::object_chunk& first) {
+  try {
+    p.bulk_host = parse_host_port(p.from.contact, "a node's contact").host;
+  } catch (const std::exception& e) {
+    self->state.log->info("reads from node {} go in chunks: {}",
+                          p.from.node.hex(), e.what());
+    return;
+  }
+  p.bulk_port = first.bulk_port;
+  p.bulk_ticket = std::move(first.bulk_ticket);
+  p.bulk_offset = first.part.size();
+  p.next = p.total;
+}
+
 // A chunk of a read arrived: it goes into place, and the next chunks are
 // asked for. The first says how large the value is: room is made for it,
 // in this node's store where it can be.
@@ -384,6 +450,8 @@ void chunk_arrived(owner_actor* self, std::uint64_t serial,
     p.value.tag = c.part.tag;
     p.value.refs = std::move(c.part.refs);
     p.next = size;
+    if (c.bulk_port != 0 && !c.bulk_ticket.empty())
+      take_bulk_offer(self, p, c);
     if (reads_into_node(self, p))
       ask_room(self, c.id, p);
     else
@@ -401,10 +469,10 @@ void chunk_arrived(owner_actor* self, std::uint64_t serial,
 }
 
 void ask_chunk(owner_actor* self, const object_id& id, object_pull& p,
-               std::uint64_t offset, std::uint64_t max_bytes) {
+               std::uint64_t offset, std::uint64_t max_bytes, bool bulk) {
   ++p.in_flight;
   self->request(p.from.raylet, pull_timeout,
-                protocol::pull_object{id, offset, max_bytes})
+                protocol::pull_object{id, offset, max_bytes, bulk})
       .then([self, serial = p.serial](
                 protocol::object_chunk& c) { chunk_arrived(self, serial, c); },
             [self, id, serial = p.serial](caf::error& err) {
@@ -471,9 +539,14 @@ void start_pull(owner_actor* self, const object_id& id, object_pull& p) {
             return;
           auto& p = i->second;
           bool here = p.from.raylet.node() == self->node();
+          // From another process: the rest of a large value may come on
+          // the node's bulk port, unless that failed before.
+          bool bulk = !here && !p.from.contact.empty() &&
+                      self->state.objects.no_bulk.count(p.from.node) == 0;
           ask_chunk(self, id, p, 0,
                     here ? std::numeric_limits<std::uint64_t>::max()
-                         : chunk_bytes);
+                         : chunk_bytes,
+                    bulk);
         });
 }
 
@@ -540,6 +613,27 @@ bool has_waiters(owner_actor* self, const object_id& id) {
 } // namespace
 
 // -- objects ------------------------------------------------------------------
+
+void bulk_read_done(owner_actor* self, const object_id& id,
+                    std::uint64_t serial, const std::string& why) {
+  auto* p = current_pull(self, id, serial);
+  if (p == nullptr || !p->fetch)
+    return;
+  p->fetch.reset(); // Its thread is done, or about to end.
+  p->bulk_ticket.clear();
+  if (why.empty()) {
+    p->received = p->total;
+    bulk_reads_finished.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    self->state.log->info("object {}: its bulk read from node {} failed ({}); "
+                          "the rest comes in chunks, as later reads from "
+                          "that node do",
+                          id.hex(), p->from.node.hex(), why);
+    self->state.objects.no_bulk.insert(p->from.node);
+    p->next = p->bulk_offset;
+  }
+  go_on(self, id, *p);
+}
 
 void reply_object(owner_actor* self, const caf::actor& to, const object_id& id,
                   const internal::memory_store::result& found) {

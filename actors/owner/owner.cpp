@@ -130,6 +130,8 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](protocol::put_object& msg) { return object_put(self, msg); },
       [self](const protocol::object_freed& msg) { object_freed(self, msg.id); },
       [self](rebuild_atom, const object_id& id) { rebuild(self, id); },
+      [self](bulk_done_atom, const object_id& id, std::uint64_t serial,
+             const std::string& why) { bulk_read_done(self, id, serial, why); },
       [self](requeue_atom, const task_id& tid, std::int32_t attempt) {
         requeue(self, tid, attempt);
       },

@@ -47,4 +47,8 @@ caf::actor spawn_owner(caf::actor_system& sys, owner_config cfg);
 /// How many rebuilds of lost objects the owners of this process started.
 std::uint64_t objects_rebuilt();
 
+/// How many reads of objects in other nodes' stores the owners of this
+/// process finished over those nodes' bulk ports.
+std::uint64_t bulk_reads();
+
 } // namespace prism::actors

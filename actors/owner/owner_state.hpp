@@ -29,6 +29,7 @@
 #include <caf/all.hpp>
 
 #include "common/log.hpp"
+#include "net/bulk.hpp"
 #include "net/peers.hpp"
 #include "owner/owner.hpp"
 #include "prism/internal/object_arena.hpp"
@@ -54,6 +55,8 @@ using find_home_atom = caf::atom_constant<caf::atom("findhome")>;
 /// Time for a task whose worker was killed for memory to queue again, after
 /// its backoff (`retry_task`).
 using requeue_atom = caf::atom_constant<caf::atom("requeue")>;
+/// A read's bulk part (`bulk_fetch`) ended; the text says why not, if not.
+using bulk_done_atom = caf::atom_constant<caf::atom("bulkdone")>;
 
 /// The worker id under which a fetch waits for the control store's owner.
 inline const worker_id adopter_id{};
@@ -105,6 +108,14 @@ struct object_pull {
   char* room = nullptr;
   std::shared_ptr<mapped_bytes> room_keeper;
   std::vector<protocol::object_chunk> early;
+  /// Where the rest of the payload, from `bulk_offset` on, waits on the
+  /// node's bulk port (the first chunk said so); read by `fetch` once
+  /// there is room for it. Last: it goes (and stops writing) first.
+  std::string bulk_host;
+  std::uint16_t bulk_port = 0;
+  std::string bulk_ticket;
+  std::uint64_t bulk_offset = 0;
+  std::unique_ptr<bulk_fetch> fetch;
 };
 
 /// Who waits for objects, and which processes this owner watches for them.
@@ -125,6 +136,8 @@ struct object_serving_state {
   std::unordered_map<caf::actor_addr, worker_id> watched_borrowers;
   /// Objects being read from a node's store now.
   std::unordered_map<object_id, object_pull> pulling;
+  /// Nodes whose bulk port failed a read: read in chunks from then on.
+  std::unordered_set<node_id> no_bulk;
   /// The serial number of the next read from a node's store.
   std::uint64_t next_pull = 1;
   /// This node's store's shared memory, mapped once for reads in place; the
@@ -392,6 +405,10 @@ void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet);
 /// Registers a borrower with the owners of refs a result hands it, and lets
 /// go of this process's holds on them as each owner acknowledges.
 void register_borrowers(owner_actor* self, protocol::register_borrowers& msg);
+/// The bulk part of the read `serial` of `id` ended: `why` not, if not
+/// empty (the read goes on in chunks).
+void bulk_read_done(owner_actor* self, const object_id& id,
+                    std::uint64_t serial, const std::string& why);
 /// Ends the registrations a result's worker made for this process.
 void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs);
 void borrower_added(owner_actor* self, protocol::add_borrower& msg);

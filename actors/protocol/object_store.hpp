@@ -50,16 +50,19 @@ typename Inspector::result_type inspect(Inspector& f, store_object& x) {
 /// owner -> raylet: at most `max_bytes` (not 0) of the payload of an object
 /// in the node's store, from byte `offset` on. Answered with `object_chunk`
 /// (an error if the store does not hold it). A read of the whole value
-/// shares its bytes instead of copying them.
+/// shares its bytes instead of copying them. With `bulk`, a read from
+/// offset 0 may be answered with the rest of the payload offered on the
+/// node's bulk port (see `object_chunk`).
 struct pull_object {
   object_id id;
   std::uint64_t offset = 0;
   std::uint64_t max_bytes = 0;
+  bool bulk = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_object& x) {
-  return f(x.id, x.offset, x.max_bytes);
+  return f(x.id, x.offset, x.max_bytes, x.bulk);
 }
 
 /// raylet -> owner: a part of the value of an object in the node's store.
@@ -73,11 +76,17 @@ struct object_chunk {
   /// The payload from `offset` on; the chunk at offset 0 also carries the
   /// value's tag and the refs inside it.
   detail::value part;
+  /// Set (not 0) for a `bulk` read: the rest of the payload, after `part`,
+  /// waits on this port of the node's host for the reader that names
+  /// `bulk_ticket` (net/bulk.hpp), for a minute.
+  std::uint16_t bulk_port = 0;
+  std::string bulk_ticket;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, object_chunk& x) {
-  return f(x.id, x.ok, x.error, x.total, x.offset, x.part);
+  return f(x.id, x.ok, x.error, x.total, x.offset, x.part, x.bulk_port,
+           x.bulk_ticket);
 }
 
 /// owner -> the raylet of its node, from another process on the node's

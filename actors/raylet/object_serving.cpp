@@ -213,6 +213,21 @@ void let_go(
   st.mapped.erase(m);
 }
 
+// Offers the payload of `id` after `chunk`, its first, on the bulk port;
+// without it (the store cannot read it now), the reader reads on in chunks.
+void offer_rest(raylet_actor* self, const object_id& id,
+                protocol::object_chunk& chunk) {
+  auto& st = self->state;
+  auto from = chunk.part.size();
+  std::string why;
+  auto rest = st.objects.read(id, from, chunk.total - from, why);
+  if (rest.empty())
+    return;
+  auto kept = std::make_shared<detail::shared_bytes>(std::move(rest));
+  chunk.bulk_ticket = st.bulk->offer(kept, kept->data(), kept->size());
+  chunk.bulk_port = st.bulk->port();
+}
+
 } // namespace
 
 protocol::object_chunk read_stored(raylet_actor* self,
@@ -254,6 +269,8 @@ protocol::object_chunk read_stored(raylet_actor* self,
     }
   }
   chunk.ok = true;
+  if (msg.bulk && st.bulk && msg.offset == 0 && n < chunk.total)
+    offer_rest(self, msg.id, chunk);
   return chunk;
 }
 

@@ -9,6 +9,7 @@
 
 #include "common/default_handlers.hpp"
 #include "common/log.hpp"
+#include "net/network.hpp"
 #include "protocol/raylet_worker.hpp"
 #include "raylet/raylet_state.hpp"
 
@@ -110,6 +111,24 @@ node_object_store::settings store_settings(const raylet_state& st) {
   return s;
 }
 
+// Opens the port other nodes read large objects of this store from, on the
+// host this process takes connections on: not on a TLS cluster, whose
+// bytes all go over its encrypted connections.
+void open_bulk_port(raylet_actor* self) {
+  auto& st = self->state;
+  if (st.contact.empty() || uses_tls(self->system()))
+    return;
+  try {
+    st.bulk = std::make_unique<bulk_server>(
+        parse_host_port(st.contact, "the node's contact").host);
+    st.log->debug("object store: bulk reads on port {}", st.bulk->port());
+  } catch (const std::exception& e) {
+    st.log->warn("object store: other nodes read its objects over the "
+                 "cluster connection only: {}",
+                 e.what());
+  }
+}
+
 // Takes up the node: its resources, its first workers, and its place in the
 // control store's view of the cluster.
 void start(raylet_actor* self, raylet_config cfg) {
@@ -118,6 +137,7 @@ void start(raylet_actor* self, raylet_config cfg) {
   st.log = component_logger("raylet");
   st.objects = node_object_store{store_settings(st)};
   st.contact = own_contact(self->system());
+  open_bulk_port(self);
   st.here = internal::cluster_node{st.cfg.node, st.cfg.resources, true};
   st.available = st.cfg.resources;
   install_default_handlers(self, st.log);

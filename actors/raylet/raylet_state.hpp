@@ -29,6 +29,7 @@
 #include <caf/all.hpp>
 
 #include "common/log.hpp"
+#include "net/bulk.hpp"
 #include "net/peers.hpp"
 #include "prism/internal/random_seed.hpp"
 #include "prism/internal/resource_set.hpp"
@@ -154,6 +155,9 @@ struct raylet_state {
 
   /// The node's object store.
   node_object_store objects;
+  /// Where other nodes read large objects of the store (net/bulk.hpp);
+  /// null on a TLS cluster, and without a middleman.
+  std::unique_ptr<bulk_server> bulk;
   /// Bytes of the store that readers on the host map, by pin: kept where
   /// they are (freed or not) until unmapped or their reader is gone.
   struct mapped_read {

@@ -26,6 +26,10 @@ std::uint64_t objects_rebuilt() {
   return actors::objects_rebuilt();
 }
 
+std::uint64_t bulk_reads() {
+  return actors::bulk_reads();
+}
+
 std::int64_t objects_in_scope() {
   return internal::memory_store::live_entries();
 }

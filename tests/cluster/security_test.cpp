@@ -53,6 +53,11 @@ int sum_of_squares(int n) {
   return sum;
 }
 
+/// `n` bytes of `c`: a value large enough to be read in parts.
+std::string filled(int n, char c) {
+  return std::string(static_cast<std::size_t>(n), c);
+}
+
 std::string node_here() {
   return prism::get_runtime_context().node.hex();
 }
@@ -74,7 +79,7 @@ private:
 };
 
 PRISM_REMOTE(security_test::square, security_test::sum_of_squares,
-             security_test::node_here);
+             security_test::node_here, security_test::filled);
 PRISM_REMOTE(security_test::counter::create, &security_test::counter::add);
 
 using namespace security_test;
@@ -271,6 +276,13 @@ BOOST_AUTO_TEST_CASE(tasks_actors_and_a_node_work_over_mutual_tls) {
   for (int i = 1; i <= 20; ++i)
     totals.push_back(c.task(&counter::add).remote(1));
   BOOST_TEST(prism::get(totals, result_timeout).back() == 120);
+  // A large object made there comes over the encrypted connection: the
+  // node opens no bulk port.
+  constexpr int size = (3 << 20) + 5;
+  auto bulk_before = prism::testing::bulk_reads();
+  auto big = prism::task(filled).resources(far).remote(size, 'q');
+  BOOST_TEST(prism::get(big, result_timeout) == filled(size, 'q'));
+  BOOST_TEST(prism::testing::bulk_reads() == bulk_before);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 

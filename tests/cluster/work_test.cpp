@@ -242,7 +242,10 @@ BOOST_AUTO_TEST_CASE(a_large_object_read_elsewhere_outlives_its_node) {
                  .resources({{"far", 1}})
                  .max_retries(3)
                  .remote(size);
+  auto bulk_before = prism::testing::bulk_reads();
   BOOST_TEST(prism::get(ref, result_timeout) == patterned(size));
+  // All but its first chunk came over the far node's bulk port.
+  BOOST_TEST(prism::testing::bulk_reads() == bulk_before + 1);
   // A worker process of the head's node reads it too.
   BOOST_TEST(prism::get(prism::task(is_patterned).remote(ref), result_timeout));
   auto rebuilt = prism::testing::objects_rebuilt();

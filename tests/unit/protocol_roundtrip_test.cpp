@@ -69,17 +69,21 @@ BOOST_AUTO_TEST_CASE(object_store_messages_roundtrip) {
   BOOST_TEST((stored.id == id));
   BOOST_TEST((stored.value == big));
   BOOST_TEST(stored.attempt == 3);
-  auto pull = roundtrip(sys, protocol::pull_object{id, 8, 4096});
+  auto pull = roundtrip(sys, protocol::pull_object{id, 8, 4096, true});
   BOOST_TEST((pull.id == id));
   BOOST_TEST(pull.offset == 8u);
   BOOST_TEST(pull.max_bytes == 4096u);
-  auto chunk =
-      roundtrip(sys, protocol::object_chunk{id, true, {}, 1u << 20, 4096, big});
+  BOOST_TEST(pull.bulk);
+  auto chunk = roundtrip(
+      sys,
+      protocol::object_chunk{id, true, {}, 1u << 20, 4096, big, 40123, "t"});
   BOOST_TEST((chunk.id == id));
   BOOST_TEST(chunk.ok);
   BOOST_TEST(chunk.total == 1u << 20);
   BOOST_TEST(chunk.offset == 4096u);
   BOOST_TEST((chunk.part == big));
+  BOOST_TEST(chunk.bulk_port == 40123u);
+  BOOST_TEST(chunk.bulk_ticket == "t");
   auto freed = roundtrip(sys, protocol::free_object{id, 4});
   BOOST_TEST((freed.id == id));
   BOOST_TEST(freed.attempt == 4);

@@ -724,7 +724,10 @@ inline protocol::store_object sample(type_tag<protocol::store_object>,
 
 inline protocol::pull_object sample(type_tag<protocol::pull_object>,
                                     const caf::actor&) {
-  return {.id = some_object(), .offset = 4 << 20, .max_bytes = 4 << 20};
+  return {.id = some_object(),
+          .offset = 4 << 20,
+          .max_bytes = 4 << 20,
+          .bulk = true};
 }
 
 inline protocol::object_chunk sample(type_tag<protocol::object_chunk>,
@@ -734,7 +737,9 @@ inline protocol::object_chunk sample(type_tag<protocol::object_chunk>,
           .error = sample_error(),
           .total = 9 << 20,
           .offset = 0,
-          .part = some_value()};
+          .part = some_value(),
+          .bulk_port = 40123,
+          .bulk_ticket = std::string(32, 'e')};
 }
 
 inline protocol::map_object sample(type_tag<protocol::map_object>,

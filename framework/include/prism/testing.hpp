@@ -51,6 +51,11 @@ std::uint64_t illegal_task_transitions();
 /// lineage" in the README).
 std::uint64_t objects_rebuilt();
 
+/// How many reads of large objects from another node's store the owners of
+/// this process finished over that node's bulk port, not in chunks over the
+/// cluster connection (see "The bulk port" in the README).
+std::uint64_t bulk_reads();
+
 /// How many objects the owners and borrowers of this process keep in
 /// scope: every entry of every memory store, owned or borrowed. With exact
 /// reference counting it returns to its earlier figure once the refs made
