@@ -217,8 +217,16 @@ void bulk_server::accept_loop() {
       continue;
     }
     int fd = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0)
-      continue; // The peer gave up already, or no descriptor is free.
+    if (fd < 0) {
+      // The peer gave up already; or no descriptor or memory is free, and
+      // the connection waits in the backlog: a pause, not a busy loop.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+          errno == ENOMEM) {
+        pollfd wake{wake_[0], POLLIN, 0};
+        ::poll(&wake, 1, 100);
+      }
+      continue;
+    }
     std::lock_guard<std::mutex> guard{mu_};
     reap_finished();
     if (stopping_ || connections_.size() >= max_connections) {
@@ -228,7 +236,12 @@ void bulk_server::accept_loop() {
     auto c = std::make_unique<connection>();
     c->fd = fd;
     auto* raw = c.get();
-    c->worker = std::thread{[this, raw] { serve(*raw); }};
+    try {
+      c->worker = std::thread{[this, raw] { serve(*raw); }};
+    } catch (const std::system_error&) {
+      ::close(fd); // No thread to spare: its reader reads in chunks.
+      continue;
+    }
     connections_.push_back(std::move(c));
   }
 }

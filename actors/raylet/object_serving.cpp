@@ -224,7 +224,14 @@ void offer_rest(raylet_actor* self, const object_id& id,
   if (rest.empty())
     return;
   auto kept = std::make_shared<detail::shared_bytes>(std::move(rest));
-  chunk.bulk_ticket = st.bulk->offer(kept, kept->data(), kept->size());
+  try {
+    chunk.bulk_ticket = st.bulk->offer(kept, kept->data(), kept->size());
+  } catch (const std::exception& e) {
+    // No ticket could be made (the random generator failed).
+    st.log->warn("object store: object {} goes in chunks: {}", id.hex(),
+                 e.what());
+    return;
+  }
   chunk.bulk_port = st.bulk->port();
 }
 
