@@ -1,19 +1,27 @@
 // Tasks and actors of an attached driver, run by worker processes that the
 // nodes start from the driver's own program: this test program.
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <unistd.h>
 #include <utility>
 #include <vector>
 
+#include <poll.h>
+
 #include <boost/test/unit_test.hpp>
 
 #include <prism/prism.hpp>
 
+#include "net/bulk.hpp"
 #include "prism_command.hpp"
+#include "raw_peer.hpp"
 
 namespace work_test {
 
@@ -253,6 +261,112 @@ BOOST_AUTO_TEST_CASE(a_large_object_read_elsewhere_outlives_its_node) {
   BOOST_TEST(prism::get(ref, 30s) == patterned(size));
   BOOST_TEST(prism::get(prism::task(is_patterned).remote(ref), result_timeout));
   BOOST_TEST(prism::testing::objects_rebuilt() == rebuilt);
+  BOOST_TEST(cluster.sanitizer_reports() == "");
+}
+
+/// The TCP ports process `pid` listens on (IPv4), from its sockets'
+/// inodes and the kernel's table of TCP sockets.
+std::vector<int> listening_ports(int pid) {
+  std::set<std::string> inodes;
+  auto fds = std::filesystem::path{"/proc"} / std::to_string(pid) / "fd";
+  for (const auto& fd : std::filesystem::directory_iterator{fds}) {
+    std::error_code ec;
+    auto target = std::filesystem::read_symlink(fd.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0)
+      inodes.insert(target.substr(8, target.size() - 9));
+  }
+  std::vector<int> ports;
+  std::ifstream table{"/proc/net/tcp"};
+  std::string line;
+  std::getline(table, line); // The header.
+  while (std::getline(table, line)) {
+    std::istringstream fields{line};
+    std::string slot, local, remote, state, queues, timer, retransmits, uid,
+        timeouts, inode;
+    fields >> slot >> local >> remote >> state >> queues >> timer >>
+        retransmits >> uid >> timeouts >> inode;
+    if (state == "0A" && inodes.count(inode) != 0)
+      ports.push_back(
+          std::stoi(local.substr(local.find(':') + 1), nullptr, 16));
+  }
+  return ports;
+}
+
+/// Fills the bulk port of the node whose process is `pid`: holds as many
+/// silent connections to it as it serves at once (it closes them after its
+/// ticket timeout, 5 s), so that it closes any other at once. Every port
+/// the node listens on gets as many, and the one that closes one more at
+/// once is its bulk port: the connections held there are returned, the
+/// others closed. Empty if no port did.
+std::vector<int> fill_bulk_port(int pid) {
+  constexpr auto held = prism::actors::bulk_server::max_connections;
+  struct port_under_test {
+    std::vector<int> holders;
+    int probe = -1;
+  };
+  std::vector<port_under_test> ports;
+  for (auto port : listening_ports(pid)) {
+    auto address = "127.0.0.1:" + std::to_string(port);
+    port_under_test p;
+    for (std::size_t i = 0; i < held; ++i)
+      p.holders.push_back(connect_to(address));
+    // Accepted after those, in the order they came.
+    p.probe = connect_to(address);
+    ports.push_back(std::move(p));
+  }
+  std::vector<int> bulk;
+  auto deadline = std::chrono::steady_clock::now() + 3s;
+  while (bulk.empty() && std::chrono::steady_clock::now() < deadline) {
+    for (auto& p : ports) {
+      bool closed = false;
+      if (p.probe >= 0)
+        heard_from(p.probe, 10ms, &closed);
+      if (closed && std::find(p.holders.begin(), p.holders.end(), -1) ==
+                        p.holders.end()) {
+        bulk = std::exchange(p.holders, {});
+        break;
+      }
+    }
+  }
+  for (auto& p : ports) {
+    for (auto fd : p.holders)
+      if (fd >= 0)
+        ::close(fd);
+    if (p.probe >= 0)
+      ::close(p.probe);
+  }
+  return bulk;
+}
+
+// A read from another node whose bulk port fails goes on in chunks over
+// the cluster connection from where it was, and the reader's later reads
+// from that node go in chunks from the start. Here the port is full (as
+// many silent peers as it serves at once), so it closes the reader's
+// connection as soon as it comes.
+BOOST_AUTO_TEST_CASE(a_read_whose_bulk_port_fails_goes_on_in_chunks) {
+  process_cluster cluster{attached_cluster(0)};
+  auto far_node = cluster.add_node({"--resources", R"({"far": 4})"});
+  std::vector<prism::object_ref<std::string>> refs;
+  for (int i = 0; i < 3; ++i)
+    refs.push_back(prism::task(patterned)
+                       .resources({{"far", 1}})
+                       .remote((3 << 20) + 1000 * i));
+  auto bulk_before = prism::testing::bulk_reads();
+  BOOST_TEST(prism::wait(refs, refs.size(), result_timeout).ready.size() ==
+             refs.size());
+  // A read while the port serves: the rest comes over it.
+  BOOST_TEST(prism::get(refs[0], result_timeout) == patterned(3 << 20));
+  BOOST_TEST(prism::testing::bulk_reads() == bulk_before + 1);
+  auto holders = fill_bulk_port(cluster.node_pid(far_node));
+  BOOST_TEST_REQUIRE(!holders.empty());
+  BOOST_TEST(prism::get(refs[1], result_timeout) ==
+             patterned((3 << 20) + 1000));
+  for (auto fd : holders)
+    ::close(fd);
+  // The port serves again, but this reader no longer tries it.
+  BOOST_TEST(prism::get(refs[2], result_timeout) ==
+             patterned((3 << 20) + 2000));
+  BOOST_TEST(prism::testing::bulk_reads() == bulk_before + 1);
   BOOST_TEST(cluster.sanitizer_reports() == "");
 }
 
