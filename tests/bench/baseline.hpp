@@ -72,8 +72,10 @@ void keep_best(std::vector<result>& best, const std::vector<result>& run);
 std::vector<result> median_of(const std::vector<std::vector<result>>& runs);
 
 /// Compares `now` with `baseline`. Returns the names of metrics that dropped
-/// by more than `tolerance` (0.15 is 15%), and of those that could not be
-/// judged (no line in the table, or a floor missing from the run). With
+/// by more than `tolerance` (0.15 is 15%): a metric judged against a floor
+/// drops when its ratio to the floor and its figure itself both fell that
+/// far (a floor that read high alone is no drop), and of those that could not
+/// be judged (no line in the table, or a floor missing from the run). With
 /// `out`, prints a line a metric: its figure then and now and the change,
 /// worse changes negative.
 std::vector<std::string> compare(const std::vector<result>& baseline,

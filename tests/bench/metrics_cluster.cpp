@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <prism/prism.hpp>
@@ -385,12 +386,9 @@ std::vector<int> process_tree(int root) {
   return tree;
 }
 
-/// Resident memory of a one-node cluster of 2 CPUs (its one process, the
-/// head, and every process below it: fork server, spares, the actors'
-/// processes) with 100,000 shared actors alive, each called once, plus
-/// what the driver (this process) grew by while it made them.
 /// The status page's answers on the 100k-actor cluster of
-/// `shared_actors_100k_rss_mb`, measured there; negative until it ran.
+/// `shared_actors_100k_rss_mb`, measured there; negative until it ran, and
+/// once taken (`page_figure`).
 struct page_on_100k {
   double search_ms = -1;
   double overview_ms = -1;
@@ -418,6 +416,10 @@ double median_get_ms(const std::string& url,
   return median(ms);
 }
 
+/// Resident memory of a one-node cluster of 2 CPUs (its one process, the
+/// head, and every process below it: fork server, spares, the actors'
+/// processes) with 100,000 shared actors alive, each called once, plus
+/// what the driver (this process) grew by while it made them.
 double shared_actors_100k_rss_mb(const run_options& opts) {
   // A cluster of one node of its own; the metrics after start theirs.
   the_cluster().reset();
@@ -460,10 +462,14 @@ double shared_actors_100k_rss_mb(const run_options& opts) {
   return mb;
 }
 
+/// A figure of the status page on the 100k-actor cluster: the one its
+/// last run measured, taken once. Asked for again (a metric measured
+/// again), it comes from a new run of that cluster, not the same figure
+/// twice.
 double page_figure(const run_options& opts, double page_on_100k::*figure) {
   if (page_figures().*figure < 0)
     shared_actors_100k_rss_mb(opts);
-  return page_figures().*figure;
+  return std::exchange(page_figures().*figure, -1.0);
 }
 
 /// The median time, over the node logs, from a worker process's start to
