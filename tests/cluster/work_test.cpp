@@ -13,8 +13,6 @@
 #include <utility>
 #include <vector>
 
-#include <poll.h>
-
 #include <boost/test/unit_test.hpp>
 
 #include <prism/prism.hpp>
