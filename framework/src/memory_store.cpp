@@ -57,6 +57,12 @@ memory_store::sharing& memory_store::shared(entry& e) {
   return *e.share;
 }
 
+bool memory_store::lent(const sharing* sh) {
+  return sh != nullptr &&
+         std::any_of(sh->borrowers.begin(), sh->borrowers.end(),
+                     [](const auto& b) { return b.second > 0; });
+}
+
 memory_store::fired_scope::~fired_scope() {
   if (!store_.any_fired_.load(std::memory_order_acquire))
     return;
@@ -378,7 +384,7 @@ void memory_store::maybe_free(entry_map::iterator i, events& out) {
     const auto& e = i->second;
     const auto* sh = e.share.get();
     if (e.local_refs <= 0 && e.task_refs <= 0 && e.contained <= 0 &&
-        (!sh || sh->borrowers.empty()) && !e.pinned && !thread_waits(e)) {
+        !lent(sh) && !e.pinned && !thread_waits(e)) {
       bool borrowed = sh && !sh->owner.nil() && sh->registrations > 0;
       if (borrowed)
         out.push_back(event{event::kind::freed, i->first, sh->owner,
@@ -477,10 +483,10 @@ bool memory_store::add_borrower(const object_id& id, const worker_id& borrower,
   if (i == entries_.end())
     return false;
   auto& bs = shared(i->second).borrowers;
-  if (auto b = find_borrower(bs, borrower); b != bs.end())
-    b->second += n;
-  else
+  if (auto b = find_borrower(bs, borrower); b == bs.end())
     bs.emplace_back(borrower, n);
+  else if ((b->second += n) == 0)
+    bs.erase(b); // it cancels removals that came before it
   return true;
 }
 
@@ -490,14 +496,14 @@ void memory_store::remove_borrower(const object_id& id,
   auto i = entries_.find(id);
   if (i == entries_.end())
     return;
-  if (!i->second.share)
-    return;
-  auto& bs = i->second.share->borrowers;
+  auto& bs = shared(i->second).borrowers;
   auto b = find_borrower(bs, borrower);
-  if (b == bs.end())
+  if (b == bs.end()) {
+    // Ahead of the registrations it ends: kept, for them to cancel.
+    bs.emplace_back(borrower, -n);
     return;
-  b->second -= n;
-  if (b->second <= 0)
+  }
+  if ((b->second -= n) == 0)
     bs.erase(b);
   events out;
   maybe_free(i, out);
@@ -528,8 +534,13 @@ memory_store::counts memory_store::count_of(const object_id& id) const {
   auto i = entries_.find(id);
   if (i == entries_.end())
     return {};
+  std::size_t borrowing = 0;
+  if (const auto* sh = i->second.share.get())
+    borrowing = static_cast<std::size_t>(
+        std::count_if(sh->borrowers.begin(), sh->borrowers.end(),
+                      [](const auto& b) { return b.second > 0; }));
   return counts{i->second.local_refs, i->second.task_refs, i->second.contained,
-                i->second.share ? i->second.share->borrowers.size() : 0};
+                borrowing};
 }
 
 void memory_store::drop(const object_id& id, std::int32_t entry::*count) {

@@ -262,6 +262,39 @@ BOOST_AUTO_TEST_CASE(own_objects_live_while_borrowers_are_registered) {
   BOOST_TEST(!store.add_borrower(id, b1, 1)); // gone: nothing to hold
 }
 
+// A registration comes from the process that handed the ref on, its end
+// from the borrower: the end can arrive first. It is kept until the
+// registration cancels it, and keeps nothing alive meanwhile.
+BOOST_AUTO_TEST_CASE(
+    a_borrower_that_ends_before_it_is_registered_holds_nothing) {
+  memory_store store;
+  store.set_self(some_worker());
+  auto id = some_object(1);
+  auto b = some_worker();
+  store.add_ready(id, prism::detail::value{});
+  store.remove_borrower(id, b, 1); // ahead of its registration
+  BOOST_TEST(store.count_of(id).borrowers == 0u);
+  BOOST_TEST(store.add_borrower(id, b, 1)); // cancels it
+  BOOST_TEST(store.count_of(id).borrowers == 0u);
+  BOOST_TEST(store.add_borrower(id, b, 1)); // a registration of its own
+  BOOST_TEST(store.count_of(id).borrowers == 1u);
+  store.release(id);
+  BOOST_TEST(store.size() == 1u);
+  store.remove_borrower(id, b, 1);
+  BOOST_TEST(store.size() == 0u);
+}
+
+// An end that came early does not keep the object alive on its own.
+BOOST_AUTO_TEST_CASE(an_early_end_keeps_nothing_alive) {
+  memory_store store;
+  store.set_self(some_worker());
+  auto id = some_object(1);
+  store.add_ready(id, prism::detail::value{});
+  store.remove_borrower(id, some_worker(), 2);
+  store.release(id);
+  BOOST_TEST(store.size() == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_value_holds_the_refs_inside_it_until_it_is_freed) {
   memory_store store;
   recorder rec;

@@ -190,7 +190,8 @@ public:
                     std::int32_t n);
 
   /// Ends `n` registrations of `borrower`; frees the object if nothing else
-  /// keeps it.
+  /// keeps it. Ends that come before their registrations are kept for the
+  /// registrations to cancel.
   void remove_borrower(const object_id& id, const worker_id& borrower,
                        std::int32_t n);
 
@@ -268,8 +269,16 @@ private:
     detail::owner_address address;
     std::int32_t registrations = 0;
     /// Own objects: the processes that borrow it, with their registrations.
+    /// A registration reaches this store from the process that handed the
+    /// ref on, its end from the borrower itself, so the end can come first:
+    /// the count then goes below zero until the registration cancels it. A
+    /// count below zero keeps nothing alive.
     std::vector<std::pair<worker_id, std::int32_t>> borrowers;
   };
+
+  /// Whether a process borrows the object of `sh` (a null `sh` shares
+  /// nothing).
+  static bool lent(const sharing* sh);
 
   struct entry {
     state st = state::pending;
