@@ -24,6 +24,7 @@
 
 #include "log_check.hpp"
 #include "record_codec.hpp"
+#include "record_merge.hpp"
 #include "recovery.hpp"
 #include "store_layout.hpp"
 #include "store_log.hpp"
@@ -92,6 +93,7 @@ rocksdb::Options base_options(rocksdb::Env* env) {
   // flushed block, and uncompressing it at recovery, costs more time than
   // the disk it saves.
   o.compression = rocksdb::kNoCompression;
+  o.merge_operator = record_merge_operator();
   return o;
 }
 
@@ -548,8 +550,9 @@ struct control_store::state {
              const rocksdb::WriteOptions& wo) {
     rocksdb::WriteBatch wb;
     for (const auto& o : ops) {
-      auto s = o.del ? wb.Delete(cf(o.where), o.key)
-                     : wb.Put(cf(o.where), o.key, o.value);
+      auto s = o.del     ? wb.Delete(cf(o.where), o.key)
+               : o.merge ? wb.Merge(cf(o.where), o.key, o.value)
+                         : wb.Put(cf(o.where), o.key, o.value);
       check(s, "cannot build a write to control store at " + path);
     }
     check(db->Write(wo, &wb), "write to control store at " + path + " failed");

@@ -2,6 +2,9 @@
 
 #include <limits>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "records.pb.h"
 
 namespace prism::persistence::codec {
@@ -143,7 +146,9 @@ std::string encode(const node_record& r) {
 }
 
 std::string encode(const actor_record& r) {
-  pb::ActorRecord m;
+  // Written twice for each actor created: the reused message keeps its ids'
+  // and strings' allocations.
+  auto& m = scratch<pb::ActorRecord>();
   to_pb(r.actor, m.mutable_actor_id());
   m.set_job_id(r.job.value);
   m.set_name(r.name);
@@ -171,6 +176,33 @@ std::string encode_named_actor(actor_id id) {
   pb::NamedActorEntry m;
   to_pb(id, m.mutable_actor_id());
   return serialize(m);
+}
+
+std::string encode_actor_started(node_id node) {
+  // Written field by field: protobuf's own encoder leaves out fields that
+  // are zero, and the operand must replace both halves of the node id.
+  using google::protobuf::io::CodedOutputStream;
+  using google::protobuf::io::StringOutputStream;
+  constexpr std::uint32_t varint = 0, fixed64 = 1, length = 2, fixed32 = 5;
+  auto tag = [](int field, std::uint32_t wire_type) {
+    return (static_cast<std::uint32_t>(field) << 3) | wire_type;
+  };
+  std::string out;
+  {
+    StringOutputStream stream{&out};
+    CodedOutputStream o{&stream};
+    o.WriteTag(tag(pb::ActorRecord::kStateFieldNumber, varint));
+    o.WriteVarint32(pb::ACTOR_STATE_ALIVE);
+    o.WriteTag(tag(pb::ActorRecord::kNodeIdFieldNumber, length));
+    o.WriteVarint32(2 * (1 + 8));
+    o.WriteTag(tag(pb::UniqueId::kHiFieldNumber, fixed64));
+    o.WriteLittleEndian64(node.hi);
+    o.WriteTag(tag(pb::UniqueId::kLoFieldNumber, fixed64));
+    o.WriteLittleEndian64(node.lo);
+    o.WriteTag(tag(pb::ActorRecord::kSealFieldNumber, fixed32));
+    o.WriteLittleEndian32(record_seal);
+  }
+  return out;
 }
 
 decoded decode(std::string_view bytes, job_record& out, std::string& why) {

@@ -30,6 +30,11 @@ std::string encode(const actor_record& r);
 std::string encode(const lineage_record& r);
 std::string encode_named_actor(actor_id id);
 
+/// The change of an actor record to alive on `node`, to append to the record
+/// (`record_merge_operator`): its state and its node, both ids of which are
+/// written even when zero, so that they replace the record's whole node.
+std::string encode_actor_started(node_id node);
+
 /// Each decode fills `out` and returns `ok`, or says in `why` what was wrong.
 /// Never throws on bad bytes.
 decoded decode(std::string_view bytes, job_record& out, std::string& why);

@@ -7,6 +7,7 @@
 #include <rocksdb/env.h>
 #include <rocksdb/options.h>
 
+#include "record_merge.hpp"
 #include "store_layout.hpp"
 #include "store_log.hpp"
 
@@ -22,6 +23,7 @@ using kind = store_error::kind_t;
 table_names names_of(const std::string& path) {
   rocksdb::Options o;
   o.info_log = make_rocksdb_log();
+  o.merge_operator = record_merge_operator();
   o.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
   std::vector<std::string> names;
   if (!rocksdb::DB::ListColumnFamilies(o, path, &names).ok())

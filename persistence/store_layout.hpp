@@ -8,7 +8,9 @@
 //   default         "prism.schema_version"               decimal ASCII, "1"
 //   jobs            job id, 4 bytes big-endian           pb::JobRecord
 //   nodes           node id, hi then lo, 8+8 bytes BE    pb::NodeRecord
-//   actors          actor id, as node ids                pb::ActorRecord
+//   actors          actor id, as node ids                pb::ActorRecord, or
+//                                                        one followed by
+//                                                        merged changes
 //   named_actors    scoped(namespace, name)              pb::NamedActorEntry
 //   kv              scoped(namespace, key)               the value's bytes
 //   lineage         job id, then object id               pb::LineageRecord
@@ -23,6 +25,12 @@
 // unambiguous for any bytes, and every key of a namespace that starts with a
 // prefix p starts with scoped(ns, p). Big-endian ids sort as the ids do.
 // `requests` sorts in the order the writes were applied, oldest first.
+//
+// An actor's start is written as a merge (`record_merge_operator`): RocksDB
+// keeps the record and the change apart until it reads or compacts them, and
+// then appends the change to the record, which protobuf reads as one record
+// with the change's fields written over. A build from before merges cannot
+// read such a store.
 
 #include <array>
 #include <cstdint>
@@ -55,12 +63,15 @@ inline constexpr std::array<table, 7> all_tables{
 /// The column family's (and the table's) name, e.g. "named_actors".
 const char* name(table t) noexcept;
 
-/// One write to one table: a put of `value` under `key`, or a delete.
+/// One write to one table: a put of `value` under `key`, a delete, or
+/// (`merge`) `value` appended to the record under `key` (see
+/// `record_merge_operator`).
 struct op {
   table where = table::jobs;
   bool del = false;
   std::string key;
   std::string value;
+  bool merge = false;
 };
 
 // -- keys ---------------------------------------------------------------------

@@ -41,6 +41,11 @@ void write_batch::put_actor(const actor_record& r) {
       {table::actors, false, layout::id_key(r.actor), codec::encode(r)});
 }
 
+void write_batch::put_actor_started(actor_id id, node_id node) {
+  rep_->ops.push_back({table::actors, false, layout::id_key(id),
+                       codec::encode_actor_started(node), true});
+}
+
 void write_batch::del_actor(actor_id id) {
   rep_->ops.push_back({table::actors, true, layout::id_key(id), {}});
 }

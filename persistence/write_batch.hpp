@@ -45,6 +45,12 @@ public:
   /// Adds or replaces the actor `r.actor`. Does not touch the name index.
   void put_actor(const actor_record& r);
 
+  /// Marks the actor `id`, stored whole before as pending with no restart,
+  /// alive on `node`: only that change is written, and the store merges it
+  /// into the record (it reads back as the whole record with those fields
+  /// changed). For any other change, `put_actor`.
+  void put_actor_started(actor_id id, node_id node);
+
   /// Removes the actor `id`. Does not touch the name index.
   void del_actor(actor_id id);
 

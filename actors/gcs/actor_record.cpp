@@ -1,11 +1,21 @@
 #include "gcs/actor_record.hpp"
 
+#include <cstddef>
 #include <exception>
 #include <memory>
+
+#include <caf/binary_serializer.hpp>
 
 #include "prism/detail/value.hpp"
 
 namespace prism::actors::gcs_detail {
+
+namespace {
+
+/// The most room for a spec's bytes a thread keeps between specs.
+constexpr std::size_t kept_spec_buffer = std::size_t{64} << 10;
+
+} // namespace
 
 persistence::actor_state to_record(actor_state s) {
   switch (s) {
@@ -60,8 +70,19 @@ internal::death_kind from_record(persistence::death_kind k) {
 }
 
 std::string encode_spec(const internal::actor_spec& spec) {
-  auto v = detail::encode(spec);
-  return std::string{v.bytes.begin(), v.bytes.end()};
+  // Written into a buffer this thread keeps (unless a spec made it large),
+  // and with no capture of the refs among its arguments: the record keeps
+  // their ids, and keeps nothing alive.
+  thread_local detail::byte_buffer buf;
+  buf.clear();
+  caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), buf};
+  if (sink(const_cast<internal::actor_spec&>(spec)))
+    detail::throw_serialization_failure(
+        "cannot serialize", detail::type_tag<internal::actor_spec>());
+  std::string bytes{buf.begin(), buf.end()};
+  if (buf.capacity() > kept_spec_buffer)
+    detail::byte_buffer{}.swap(buf);
+  return bytes;
 }
 
 std::optional<internal::actor_spec> decode_spec(const std::string& bytes) {

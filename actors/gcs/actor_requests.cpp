@@ -115,6 +115,7 @@ void accept_started_instance(gcs_actor* self, protocol::actor_started& msg) {
   // instance, which ends a recovery.
   bool repeated =
       e.state == actor_state::alive && !e.recovering && e.host == msg.host;
+  bool was_pending = e.state == actor_state::pending;
   if (!take_instance(self, e, msg.host, msg.incarnation, msg.node,
                      msg.contact)) {
     self->send_exit(msg.host, caf::exit_reason::kill);
@@ -129,7 +130,14 @@ void accept_started_instance(gcs_actor* self, protocol::actor_started& msg) {
   e.recovering = false;
   e.node = msg.node;
   e.pid = msg.pid;
-  save_actor(self, e);
+  // Its first start changed only its state and node since its record was
+  // written whole (its spec and the rest are as they were): that change is
+  // all there is to write.
+  if (was_pending && e.incarnation == 0 &&
+      (!e.extras || e.extras->restarts.empty()))
+    save_actor_started(self, e);
+  else
+    save_actor(self, e);
   publish(self, e);
 }
 

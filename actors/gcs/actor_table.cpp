@@ -60,6 +60,14 @@ void save_actor(gcs_actor* self, const actor_entry& a) {
   commit(self, std::move(b));
 }
 
+void save_actor_started(gcs_actor* self, const actor_entry& a) {
+  if (!self->state.durability.storage)
+    return;
+  persistence::write_batch b;
+  b.put_actor_started(a.spec.id, a.node);
+  commit(self, std::move(b));
+}
+
 void publish(gcs_actor* self, const actor_entry& a) {
   auto update = caf::make_message(update_of(a));
   for (auto& s : a.subscribers)

@@ -136,6 +136,11 @@ protocol::actor_update unknown_actor_update(const actor_id& id);
 /// Writes `a` to the storage.
 void save_actor(gcs_actor* self, const actor_entry& a);
 
+/// Writes that `a`, whose record was last written whole while it was pending
+/// and had never restarted, is now alive on `a.node`: the change alone
+/// (`write_batch::put_actor_started`), not the whole record.
+void save_actor_started(gcs_actor* self, const actor_entry& a);
+
 /// Tells every subscriber of `a` its state, once durable.
 void publish(gcs_actor* self, const actor_entry& a);
 
