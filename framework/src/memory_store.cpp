@@ -18,6 +18,10 @@ std::atomic<std::int64_t> live{0};
 /// delays.
 constexpr auto spin_time = std::chrono::microseconds{50};
 
+/// Whether a borrower's count holds its object: an end that came before its
+/// registration is kept as a count below zero, and holds nothing.
+constexpr auto holds = [](const auto& borrower) { return borrower.second > 0; };
+
 } // namespace
 
 memory_store::memory_store() = default;
@@ -59,8 +63,7 @@ memory_store::sharing& memory_store::shared(entry& e) {
 
 bool memory_store::lent(const sharing* sh) {
   return sh != nullptr &&
-         std::any_of(sh->borrowers.begin(), sh->borrowers.end(),
-                     [](const auto& b) { return b.second > 0; });
+         std::any_of(sh->borrowers.begin(), sh->borrowers.end(), holds);
 }
 
 memory_store::fired_scope::~fired_scope() {
@@ -537,8 +540,7 @@ memory_store::counts memory_store::count_of(const object_id& id) const {
   std::size_t borrowing = 0;
   if (const auto* sh = i->second.share.get())
     borrowing = static_cast<std::size_t>(
-        std::count_if(sh->borrowers.begin(), sh->borrowers.end(),
-                      [](const auto& b) { return b.second > 0; }));
+        std::count_if(sh->borrowers.begin(), sh->borrowers.end(), holds));
   return counts{i->second.local_refs, i->second.task_refs, i->second.contained,
                 borrowing};
 }
