@@ -23,6 +23,28 @@ using namespace prism;
 using namespace prism::persistence;
 using namespace prism::persistence::testing;
 
+namespace {
+
+/// How many table files the store at `path` has.
+std::size_t table_files(const std::string& path) {
+  std::size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator{path})
+    n += e.path().extension() == ".sst" ? 1 : 0;
+  return n;
+}
+
+/// Waits, up to 20 s, until the store at `path` has at least `n` table files
+/// (RocksDB flushes on a thread of its own, with no event to wait on), and
+/// returns how many it has.
+std::size_t await_table_files(const std::string& path, std::size_t n) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
+  while (table_files(path) < n && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds{10});
+  return table_files(path);
+}
+
+} // namespace
+
 BOOST_AUTO_TEST_SUITE(tables)
 
 BOOST_AUTO_TEST_CASE(jobs_round_trip) {
@@ -137,12 +159,6 @@ BOOST_AUTO_TEST_CASE(started_actors_read_back_whole_from_table_files) {
     node.lo = i + 2000;
     return node;
   };
-  auto table_files = [&] {
-    std::size_t files = 0;
-    for (const auto& e : std::filesystem::directory_iterator{dir.path()})
-      files += e.path().extension() == ".sst" ? 1 : 0;
-    return files;
-  };
   {
     auto store = control_store::open(options_for(dir.path()));
     for (std::uint64_t first = 0; first < n; first += 1000) {
@@ -155,10 +171,7 @@ BOOST_AUTO_TEST_CASE(started_actors_read_back_whole_from_table_files) {
       store.write(whole);
       store.write(start);
     }
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
-    while (table_files() == 0 && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds{10});
-    BOOST_REQUIRE(table_files() > 0u);
+    BOOST_REQUIRE(await_table_files(dir.path(), 1) > 0u);
     for (std::uint64_t i = 0; i < n; i += 997)
       BOOST_TEST((store.get_actor(first_written(i).actor) ==
                   started(first_written(i), node_of(i))));
@@ -443,16 +456,7 @@ BOOST_AUTO_TEST_CASE(an_open_store_flushes_its_memtables_at_8_mb) {
     value[0] = static_cast<char>('a' + i % 26);
     store.kv_put("ns", std::to_string(i), value);
   }
-  auto table_files = [&] {
-    std::size_t n = 0;
-    for (const auto& e : std::filesystem::directory_iterator{dir.path()})
-      n += e.path().extension() == ".sst" ? 1 : 0;
-    return n;
-  };
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{20};
-  while (table_files() < 2 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds{10});
-  BOOST_TEST(table_files() >= 2u);
+  BOOST_TEST(await_table_files(dir.path(), 2) >= 2u);
   BOOST_TEST((store.kv_get("ns", "47") == value));
 }
 
