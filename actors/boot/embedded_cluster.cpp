@@ -680,6 +680,8 @@ void serve_if_worker() {
   // A fork server returns here only in a worker it forked.
   if (actors::started_as_fork_server()) {
     actors::init_output_source();
+    // Once, for every worker it forks: their configuration costs no thread.
+    actors::configure_worker();
     actors::serve_forks([] { actors::prepare_worker(); });
   }
   if (actors::started_as_worker()) {

@@ -75,7 +75,8 @@ struct prepared {
   std::shared_ptr<executor> actor_pool;
 };
 
-/// Set by `prepare_worker`.
+/// Set by `configure_worker`: in a fork server, once for every worker it
+/// forks.
 prepared* ready_to_register = nullptr;
 
 /// Connects `p` to its door.
@@ -88,12 +89,7 @@ void dial_door(prepared& p) {
 
 } // namespace
 
-void prepare_worker() {
-  // A task that calls exit() ends this process with its code at once:
-  // static destructors and atexit handlers must not run under the threads
-  // that still serve (they race them into a crash). Registered last, this
-  // runs first.
-  ::on_exit([](int status, void*) { leave(status); }, nullptr);
+void configure_worker() {
   auto* p = new prepared;
   ready_to_register = p;
   // What fails is said once a launch has this process (a spare of a node
@@ -102,11 +98,27 @@ void prepare_worker() {
   set_log_level("");
   try {
     p->door_address = parse_host_port(p->door_text, worker_door_variable);
+    // Throws if the TLS files named are not there.
+    configure_cluster_process(p->cfg, 2, network_settings{});
   } catch (const std::exception& e) {
     p->failure = e.what();
-    return;
   }
-  configure_cluster_process(p->cfg, 2, network_settings{});
+}
+
+void prepare_worker() {
+  // A task that calls exit() ends this process with its code at once:
+  // static destructors and atexit handlers must not run under the threads
+  // that still serve (they race them into a crash). Registered last, this
+  // runs first.
+  ::on_exit([](int status, void*) { leave(status); }, nullptr);
+  // A launch that brought a door of its own (the server had it not) is
+  // configured by its own environment.
+  if (ready_to_register == nullptr ||
+      std::getenv(worker_door_variable) != nullptr)
+    configure_worker();
+  auto* p = ready_to_register;
+  if (!p->failure.empty())
+    return;
   p->sys = new caf::actor_system{p->cfg};
   // Owners and callers connect to this process directly.
   try {
@@ -123,7 +135,8 @@ void prepare_worker() {
 void serve_as_worker() {
   // A spare prepared before its launch came, and tries a door that did
   // not answer then once more.
-  bool spare = ready_to_register != nullptr;
+  bool spare =
+      ready_to_register != nullptr && ready_to_register->sys != nullptr;
   if (!spare)
     prepare_worker();
   auto& p = *ready_to_register;

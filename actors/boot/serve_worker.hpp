@@ -21,4 +21,10 @@ namespace prism::actors {
 /// is tried once more first.
 void prepare_worker();
 
+/// The part of `prepare_worker` that starts no thread: reads the door and
+/// the TLS files from the environment and configures the actor system. A
+/// fork server runs it once, before it forks, and every worker it forks
+/// starts configured; `prepare_worker` runs it where it was not run.
+void configure_worker();
+
 } // namespace prism::actors

@@ -62,9 +62,15 @@ void executor::submit(job j) {
   queued_.fetch_add(1);
   grow_if_starved();
   bool wake = sleepers_ > 0 && spinners_.load() == 0;
+  // Only work that no idle thread takes can stall.
+  bool wake_watchdog = watchdog_parked_ && jobs_.size() > idle_;
+  if (wake_watchdog)
+    watchdog_parked_ = false;
   guard.unlock();
   if (wake)
     cv_.notify_one();
+  if (wake_watchdog)
+    watch_cv_.notify_one();
 }
 
 std::size_t executor::num_threads() const {
@@ -96,6 +102,16 @@ void executor::watch() {
   std::unique_lock<std::mutex> guard{mu_};
   auto last = started_jobs_;
   while (!stopping_) {
+    if (jobs_.empty()) {
+      // Nothing queued: it sleeps until `submit` queues more jobs than
+      // there are idle threads to take them, rather than waking every tick
+      // in an idle process.
+      watchdog_parked_ = true;
+      watch_cv_.wait(guard, [this] { return stopping_ || !watchdog_parked_; });
+      watchdog_parked_ = false;
+      last = started_jobs_;
+      continue;
+    }
     watch_cv_.wait_for(guard, stall_timeout);
     if (stopping_)
       return;

@@ -79,6 +79,8 @@ private:
   std::size_t blocked_ GUARDED_BY(mu_) = 0;
   std::uint64_t started_jobs_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
+  /// The watchdog sleeps until `submit` queues work no idle thread takes.
+  bool watchdog_parked_ GUARDED_BY(mu_) = false;
   std::size_t min_threads_;
   std::size_t max_threads_;
   std::thread watchdog_;

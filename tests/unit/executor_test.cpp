@@ -106,6 +106,31 @@ BOOST_AUTO_TEST_CASE(a_blocked_thread_does_not_hold_back_queued_jobs) {
   cv.notify_all();
 }
 
+BOOST_AUTO_TEST_CASE(
+    a_thread_blocked_unannounced_does_not_hold_back_queued_jobs) {
+  // The watchdog adds a thread for queued work that makes no progress: here
+  // after the pool idled (so its watchdog slept), with the blocking job and
+  // the one behind it submitted together.
+  prism::actors::executor pool{1, 4};
+  BOOST_REQUIRE(wait_until([&] { return pool.num_sleeping() == 1; }));
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<bool> later_ran{false};
+  // It blocks until the test ends, whatever the test found.
+  pool.submit([&] {
+    std::unique_lock<std::mutex> guard{mu};
+    cv.wait(guard, [&] { return release; });
+  });
+  pool.submit([&] { later_ran = true; });
+  BOOST_TEST(wait_until([&] { return later_ran.load(); }));
+  {
+    std::lock_guard<std::mutex> guard{mu};
+    release = true;
+  }
+  cv.notify_all();
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 } // namespace executor_test
