@@ -131,16 +131,19 @@ std::string newest_log_tail(const std::string& dir, const std::string& prefix) {
   return newest.filename().string() + ":\n" + text.substr(from);
 }
 
-/// Waits until `pid` is no longer a running process (gone or a zombie).
+/// Waits until `pid` is no longer a running process: gone, or a zombie
+/// none of whose threads still exits. A killed process's main thread can be
+/// a zombie while its other threads still tear it down, and its files (a
+/// store's lock among them) are closed only when the last of them is gone.
 void await_death(pid_t pid) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{10};
+  auto status_path = "/proc/" + std::to_string(pid) + "/status";
   while (std::chrono::steady_clock::now() < deadline) {
     if (::kill(pid, 0) != 0)
       return;
-    auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-    auto close = stat.rfind(')');
-    if (close != std::string::npos && close + 2 < stat.size() &&
-        stat[close + 2] == 'Z')
+    auto status = read_file(status_path);
+    if (status.find("\nState:\tZ") != std::string::npos &&
+        status.find("\nThreads:\t1\n") != std::string::npos)
       return;
     std::this_thread::sleep_for(std::chrono::milliseconds{5});
   }
