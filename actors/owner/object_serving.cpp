@@ -882,22 +882,43 @@ void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs) {
   }
 }
 
-void register_borrowers(owner_actor* self, protocol::register_borrowers& msg) {
-  for (const auto& r : msg.refs) {
-    auto release = [self, id = r.id] { self->state.cfg.store->release(id); };
-    auto owner = owner_at(self->system(), r.address);
-    if (!owner) {
-      // Gone: no registration can keep the object alive now.
-      release();
-      continue;
-    }
-    auto add = protocol::add_borrower{r.id, msg.borrower, msg.handle, 1};
-    reach(self, owner.node(), r.address.contact, [self, owner, add, release] {
-      self->request(owner, registration_timeout, add)
-          .then([release](bool) { release(); },
-                [release](caf::error&) { release(); });
-    });
+namespace {
+
+/// Asks the owner at `address` to count `add`, and runs `done` with whether
+/// it did: false if it cannot be reached or did not answer in time.
+template <class F>
+void ask_owner_to_count(owner_actor* self, const detail::owner_address& address,
+                        const protocol::add_borrower& add, F done) {
+  auto owner = owner_at(self->system(), address);
+  if (!owner) {
+    done(false);
+    return;
   }
+  reach(self, owner.node(), address.contact, [self, owner, add, done] {
+    self->request(owner, registration_timeout, add)
+        .then([done](bool) mutable { done(true); },
+              [done](caf::error&) mutable { done(false); });
+  });
+}
+
+} // namespace
+
+void register_borrowers(owner_actor* self, protocol::register_borrowers& msg) {
+  for (const auto& r : msg.refs)
+    ask_owner_to_count(
+        self, r.address,
+        protocol::add_borrower{r.id, msg.borrower, msg.handle, 1},
+        [self, id = r.id](bool) { self->state.cfg.store->release(id); });
+}
+
+caf::result<bool> register_own_borrow(owner_actor* self,
+                                      const protocol::register_borrow& msg) {
+  auto rp = self->make_response_promise<bool>();
+  ask_owner_to_count(self, msg.address,
+                     protocol::add_borrower{msg.id, self->state.cfg.self,
+                                            self_handle(self), 1},
+                     [rp](bool counted) mutable { rp.deliver(counted); });
+  return rp;
 }
 
 // A process borrows one of this owner's objects: the object stays until the

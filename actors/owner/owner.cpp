@@ -113,6 +113,9 @@ caf::behavior owner_behavior(owner_actor* self, owner_config cfg) {
       [self](protocol::register_borrowers& msg) {
         register_borrowers(self, msg);
       },
+      [self](const protocol::register_borrow& msg) {
+        return register_own_borrow(self, msg);
+      },
       [self](const protocol::remove_borrower& msg) {
         borrower_removed(self, msg);
       },

@@ -80,6 +80,8 @@ internal::memory_store::hook store_hook(const worker_id& self,
     auto& sys = *strong->home_system;
     auto me = caf::actor_cast<caf::actor>(strong);
     if (e.what == kind::borrowed) {
+      if (answer_after_borrows::take(sys, me, e))
+        return;
       if (auto to = owner_at(sys, e.address))
         send_to_peer(
             sys, to, e.address.contact,
@@ -96,7 +98,58 @@ internal::memory_store::hook store_hook(const worker_id& self,
   };
 }
 
+/// The call the calling thread runs, whose answer waits for its borrows.
+thread_local answer_after_borrows* current_call = nullptr;
+
+/// How long a call's answer waits for them at most: longer than the owner
+/// actor waits for a connection and for the registration's answer.
+constexpr auto borrows_wait = reach_timeout + std::chrono::seconds{35};
+
 } // namespace
+
+struct answer_after_borrows::asked {
+  explicit asked(caf::actor_system& sys) : self(sys) {}
+
+  /// Receives the owner actor's answers.
+  caf::scoped_actor self;
+  std::size_t count = 0;
+};
+
+answer_after_borrows::answer_after_borrows(const worker_id& caller)
+    : caller_(caller), outer_(std::exchange(current_call, this)) {}
+
+answer_after_borrows::~answer_after_borrows() {
+  current_call = outer_;
+  if (!asked_)
+    return;
+  auto& self = asked_->self;
+  auto deadline = clock::now() + borrows_wait;
+  bool waiting = true;
+  for (std::size_t answered = 0; waiting && answered < asked_->count;) {
+    self->receive([&](bool) { ++answered; },
+                  // The owner actor ended: no answer comes.
+                  [&](caf::down_msg&) { waiting = false; },
+                  caf::after(std::max(clock::duration::zero(),
+                                      deadline - clock::now())) >>
+                      [&] { waiting = false; });
+  }
+}
+
+bool answer_after_borrows::take(caf::actor_system& sys,
+                                const caf::actor& own_owner,
+                                const internal::memory_store::event& e) {
+  auto* call = current_call;
+  if (call == nullptr || e.owner == call->caller_)
+    return false;
+  if (!call->asked_) {
+    call->asked_ = std::make_unique<asked>(sys);
+    call->asked_->self->monitor(own_owner);
+  }
+  call->asked_->self->send(own_owner,
+                           protocol::register_borrow{e.id, e.address});
+  ++call->asked_->count;
+  return true;
+}
 
 owner_client::owner_client(caf::actor_system& sys, config cfg)
     : sys_(sys), cfg_(std::move(cfg)), job_(cfg_.job) {

@@ -252,4 +252,50 @@ private:
   std::optional<std::pair<job_id, std::string>> job_ns_;
 };
 
+/// Holds back the answer of a call until the owners of the objects it came
+/// to borrow have counted this process as a borrower.
+///
+/// A caller lends the refs in a call's arguments until the call's answer
+/// reaches it, then lets go: with worker processes it tells the objects'
+/// owners. The callee, meanwhile, registered with those owners, over its
+/// own connections to them. Nothing orders the two messages at an owner
+/// that is neither caller nor callee: its multiplexer may read the
+/// caller's release first, count no borrower, and free the object the
+/// callee holds. While one of these lives on a thread, a borrowed entry the
+/// thread makes of a third process's object is registered by this
+/// process's owner actor, which asks for an acknowledgement; the end of its
+/// life waits for them all, so the call answers only once the registrations
+/// are counted. Objects of the caller's own need no wait: the registration
+/// and the answer reach the same process over one connection.
+///
+///   {
+///     answer_after_borrows borrows{call.task.submitter};
+///     done.result = method->call_method(instance, args);
+///   } // waits here, if the call borrowed such objects
+class answer_after_borrows {
+public:
+  /// For a call from the process of worker `caller`.
+  explicit answer_after_borrows(const worker_id& caller);
+
+  /// Waits until each owner asked has answered, is found gone, or the
+  /// registration's own time is up.
+  ~answer_after_borrows();
+
+  answer_after_borrows(const answer_after_borrows&) = delete;
+  answer_after_borrows& operator=(const answer_after_borrows&) = delete;
+
+  /// For the store's hook, on the thread that made the borrowed entry `e`:
+  /// whether the call this thread runs registers it (through `own_owner`,
+  /// the owner actor of this process), and the hook must not.
+  static bool take(caf::actor_system& sys, const caf::actor& own_owner,
+                   const internal::memory_store::event& e);
+
+private:
+  struct asked;
+
+  worker_id caller_;
+  answer_after_borrows* outer_;
+  std::unique_ptr<asked> asked_;
+};
+
 } // namespace prism::actors

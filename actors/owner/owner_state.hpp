@@ -405,6 +405,10 @@ void pulls_lost_with(owner_actor* self, const caf::actor_addr& raylet);
 /// Registers a borrower with the owners of refs a result hands it, and lets
 /// go of this process's holds on them as each owner acknowledges.
 void register_borrowers(owner_actor* self, protocol::register_borrowers& msg);
+/// Registers this process as a borrower with the owner of an object a call
+/// it runs has come to borrow; answers whether that owner counted it.
+caf::result<bool> register_own_borrow(owner_actor* self,
+                                      const protocol::register_borrow& msg);
 /// The bulk part of the read `serial` of `id` ended: `why` not, if not
 /// empty (the read goes on in chunks).
 void bulk_read_done(owner_actor* self, const object_id& id,

@@ -159,6 +159,21 @@ typename Inspector::result_type inspect(Inspector& f, register_borrowers& x) {
   return f(x.refs, static_cast<unique_id&>(x.borrower), x.handle);
 }
 
+/// API thread -> its own owner: this process has come to borrow `id`, whose
+/// owner is at `address`, while it runs a call (see `answer_after_borrows`).
+/// The owner actor registers it there (`add_borrower`) and answers true once
+/// the object's owner has counted it, false if that owner did not answer in
+/// time or cannot be reached.
+struct register_borrow {
+  object_id id;
+  detail::owner_address address;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, register_borrow& x) {
+  return f(x.id, x.address);
+}
+
 /// borrower -> object's owner: `n` registrations of `borrower` for `id` end
 /// (its entry for the object was freed).
 struct remove_borrower {

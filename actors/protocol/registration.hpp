@@ -69,6 +69,7 @@ using message_types = caf::detail::type_list<
     message_type<submit_task, "prism.submit_task">,
     message_type<fetch_object, "prism.fetch_object">,
     message_type<register_borrowers, "prism.register_borrowers">,
+    message_type<register_borrow, "prism.register_borrow">,
     message_type<object_request, "prism.object_request">,
     message_type<add_borrower, "prism.add_borrower">,
     message_type<remove_borrower, "prism.remove_borrower">,

@@ -817,11 +817,14 @@ void run_calls(const std::shared_ptr<instance_state>& inst_ptr,
         call_async_host async{inst_ptr,    host,  call,         actor,
                               incarnation, group, done.start_us};
         detail::set_current_async_host(&async);
-        try {
-          done.result = e->call_method(inst.instance.get(), args);
-          done.ok = true;
-        } catch (...) {
-          method_threw(inst, done, call.method);
+        {
+          answer_after_borrows borrows{call.task.submitter};
+          try {
+            done.result = e->call_method(inst.instance.get(), args);
+            done.ok = true;
+          } catch (...) {
+            method_threw(inst, done, call.method);
+          }
         }
         detail::set_current_async_host(nullptr);
         // Its coroutine answers once it ends (it may have already).
@@ -848,7 +851,7 @@ void construct(host_actor* self, actor_host_config& cfg) {
     args.push_back(std::move(arg.inline_value));
   st.default_group.running = 1;
   st.pool->submit([inst = st.inst, factory = std::move(cfg.spec.factory),
-                   args = std::move(args), me] {
+                   args = std::move(args), creator = cfg.spec.owner, me] {
     with_actor_context(*inst, [&] {
       auto* e = detail::function_registry::instance().find(factory);
       if (e == nullptr || !e->make) {
@@ -856,6 +859,7 @@ void construct(host_actor* self, actor_host_config& cfg) {
                         "' is registered in this worker";
         return;
       }
+      answer_after_borrows borrows{creator};
       try {
         inst->instance = e->make(args);
       } catch (const detail::actor_exit_signal&) {

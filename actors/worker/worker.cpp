@@ -76,6 +76,7 @@ void call_function(worker_actor* self, internal::task_spec& spec,
   args.reserve(spec.args.size());
   st.client->begin_task(spec.id, spec.job, spec.attempt);
   detail::set_thread_runtime(st.client.get());
+  answer_after_borrows borrows{spec.owner};
   try {
     // A large argument kept in a node's store comes as a ref: this worker
     // reads it from the nearest copy, as a borrower, for the length of the

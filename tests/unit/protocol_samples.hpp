@@ -219,6 +219,14 @@ sample(type_tag<protocol::register_borrowers>, const caf::actor& a) {
   return {.refs = some_value().refs, .borrower = some_worker(), .handle = a};
 }
 
+inline protocol::register_borrow sample(type_tag<protocol::register_borrow>,
+                                        const caf::actor&) {
+  detail::owner_address address;
+  address.aid = 42;
+  address.contact = "127.0.0.1:4711";
+  return {.id = some_object(), .address = address};
+}
+
 inline protocol::object_request sample(type_tag<protocol::object_request>,
                                        const caf::actor& a) {
   return {.id = some_object(), .requester = a};
