@@ -16,6 +16,7 @@
 
 #include "net/network.hpp"
 #include "owner/owner_address.hpp"
+#include "owner/owner_client.hpp"
 #include "owner/owner_state.hpp"
 #include "owner/task_events.hpp"
 
@@ -183,12 +184,57 @@ void keep_borrowed_copy(owner_actor* self, const object_id& id,
                });
 }
 
+/// Asks the owner at `address` to count `add`, and runs `done` with whether
+/// it did: false if it cannot be reached or did not answer in time.
+template <class F>
+void ask_owner_to_count(owner_actor* self, const detail::owner_address& address,
+                        const protocol::add_borrower& add, F done) {
+  auto owner = owner_at(self->system(), address);
+  if (!owner) {
+    done(false);
+    return;
+  }
+  reach(self, owner.node(), address.contact, [self, owner, add, done] {
+    self->request(owner, registration_timeout, add)
+        .then([done](bool) mutable { done(true); },
+              [done](caf::error&) mutable { done(false); });
+  });
+}
+
+/// Stores a borrowed object that arrived (`store` does), and registers this
+/// process with the owners of the refs inside it that it did not hold yet.
+/// The object is held until each of them has counted this process (or
+/// cannot be reached): until then, letting go of it could let its owner,
+/// which holds those refs for it, end its own registrations first.
+template <class Store>
+void store_arrived(owner_actor* self, const object_id& id, Store store) {
+  auto& st = self->state;
+  std::vector<detail::contained_ref> inner;
+  {
+    borrows_gathered gathered;
+    store();
+    inner = std::move(gathered.refs);
+  }
+  if (inner.empty())
+    return;
+  bool held = st.cfg.store->add_ref(id);
+  auto left = std::make_shared<std::size_t>(inner.size());
+  for (const auto& r : inner)
+    ask_owner_to_count(
+        self, r.address,
+        protocol::add_borrower{r.id, st.cfg.self, self_handle(self), 1},
+        [self, id, held, left](bool) {
+          if (--*left == 0 && held)
+            self->state.cfg.store->release(id);
+        });
+}
+
 // A borrowed object was read from a store its owner named: it is here now.
 void borrowed_read(owner_actor* self, const object_id& id,
                    const detail::value& value, const object_pull& p) {
   auto& st = self->state;
   st.objects.fetching.erase(id);
-  st.cfg.store->complete(id, value);
+  store_arrived(self, id, [&] { st.cfg.store->complete(id, value); });
   hand_to_waiting_tasks(self, id, value, nullptr);
   keep_borrowed_copy(self, id, value, p);
 }
@@ -697,7 +743,8 @@ void object_arrived(owner_actor* self, protocol::object_reply& reply) {
     st.objects.pulling.erase(p);
   st.objects.fetching.erase(reply.id);
   if (reply.ok)
-    st.cfg.store->complete(reply.id, reply.result);
+    store_arrived(self, reply.id,
+                  [&] { st.cfg.store->complete(reply.id, reply.result); });
   else
     st.cfg.store->fail(reply.id, reply.error);
   hand_to_waiting_tasks(self, reply.id, reply.result,
@@ -881,27 +928,6 @@ void disown(owner_actor* self, const std::vector<detail::contained_ref>& refs) {
           caf::make_message(protocol::remove_borrower{r.id, st.cfg.self, 1}));
   }
 }
-
-namespace {
-
-/// Asks the owner at `address` to count `add`, and runs `done` with whether
-/// it did: false if it cannot be reached or did not answer in time.
-template <class F>
-void ask_owner_to_count(owner_actor* self, const detail::owner_address& address,
-                        const protocol::add_borrower& add, F done) {
-  auto owner = owner_at(self->system(), address);
-  if (!owner) {
-    done(false);
-    return;
-  }
-  reach(self, owner.node(), address.contact, [self, owner, add, done] {
-    self->request(owner, registration_timeout, add)
-        .then([done](bool) mutable { done(true); },
-              [done](caf::error&) mutable { done(false); });
-  });
-}
-
-} // namespace
 
 void register_borrowers(owner_actor* self, protocol::register_borrowers& msg) {
   for (const auto& r : msg.refs)

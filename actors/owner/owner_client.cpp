@@ -80,7 +80,7 @@ internal::memory_store::hook store_hook(const worker_id& self,
     auto& sys = *strong->home_system;
     auto me = caf::actor_cast<caf::actor>(strong);
     if (e.what == kind::borrowed) {
-      if (answer_after_borrows::take(sys, me, e))
+      if (borrows_gathered::take(e) || answer_after_borrows::take(sys, me, e))
         return;
       if (auto to = owner_at(sys, e.address))
         send_to_peer(
@@ -100,6 +100,9 @@ internal::memory_store::hook store_hook(const worker_id& self,
 
 /// The call the calling thread runs, whose answer waits for its borrows.
 thread_local answer_after_borrows* current_call = nullptr;
+
+/// The gathering of borrowed entries on the calling thread.
+thread_local borrows_gathered* current_gathering = nullptr;
 
 /// How long a call's answer waits for them at most: longer than the owner
 /// actor waits for a connection and for the registration's answer.
@@ -148,6 +151,21 @@ bool answer_after_borrows::take(caf::actor_system& sys,
   call->asked_->self->send(own_owner,
                            protocol::register_borrow{e.id, e.address});
   ++call->asked_->count;
+  return true;
+}
+
+borrows_gathered::borrows_gathered()
+    : outer_(std::exchange(current_gathering, this)) {}
+
+borrows_gathered::~borrows_gathered() {
+  current_gathering = outer_;
+}
+
+bool borrows_gathered::take(const internal::memory_store::event& e) {
+  auto* gathering = current_gathering;
+  if (gathering == nullptr)
+    return false;
+  gathering->refs.push_back({e.id, e.owner, e.address});
   return true;
 }
 

@@ -298,4 +298,27 @@ private:
   std::unique_ptr<asked> asked_;
 };
 
+/// Gathers the borrowed entries the calling thread makes while it lives,
+/// for the owner actor to register itself, with acknowledgement: the refs
+/// inside a borrowed object that arrived (see `object_arrived`). The store's
+/// hook hands them here instead of registering them.
+class borrows_gathered {
+public:
+  borrows_gathered();
+  ~borrows_gathered();
+
+  borrows_gathered(const borrows_gathered&) = delete;
+  borrows_gathered& operator=(const borrows_gathered&) = delete;
+
+  /// What was gathered: the objects, their owners and where they are.
+  std::vector<detail::contained_ref> refs;
+
+  /// For the store's hook: whether a gathering on this thread takes the
+  /// borrowed entry `e`, and the hook must not register it.
+  static bool take(const internal::memory_store::event& e);
+
+private:
+  borrows_gathered* outer_;
+};
+
 } // namespace prism::actors

@@ -1,14 +1,20 @@
-// A ref passed on from one borrower to another, over links of unequal speed.
-// The driver owns an object; actor `a` borrows it and passes it on to actor
-// `b` in a call, then lets go of it once `b` has answered. `b` registers
-// with the driver over its own connection to it, and answers `a` over
-// another. Made slow, the first must still reach the driver before `a`'s
+// Refs passed on between borrowers, over links of unequal speed. The driver
+// owns an object, and actor `b` comes to borrow it from another holder:
+//
+// - in a call from actor `a`, which lent it and lets go of it once `b` has
+//   answered;
+// - inside another object (a box, which actor `c` made and hands over),
+//   which `b` reads and lets go of: `c`, which held the object for the box,
+//   lets go of it once the box is freed.
+//
+// `b` registers with the driver over its own connection to it. Made slow,
+// that registration must still reach the driver before the other holder's
 // release does, or the object is freed while `b` holds it.
 //
-// The test program runs this case again in a network namespace of its own
+// The test program runs each case again in a network namespace of its own
 // (`unshare --net`), where traffic control on the namespace's loopback
-// slows only the connection from `b` to the driver. It needs root, iproute2
-// (`tc`, `ss`) and the kernel's `htb` and `u32`; CI runs as root.
+// slows only the connections from `b` to the driver. It needs root,
+// iproute2 (`tc`, `ss`) and the kernel's `htb` and `u32`; CI runs as root.
 
 #include <boost/test/unit_test.hpp>
 
@@ -52,6 +58,28 @@ public:
     return n;
   }
 
+  /// Puts what it holds into an object of its own, which holds it from
+  /// then on.
+  int box_kept() {
+    box_ = prism::put(kept_);
+    kept_.clear();
+    return 1;
+  }
+
+  /// Hands over the object `box_kept` made and lets go of it: the caller
+  /// holds it alone.
+  prism::object_ref<refs> hand_box() {
+    return std::exchange(box_, {});
+  }
+
+  /// Gets the box that `from` hands over, keeps the refs inside it, and
+  /// lets go of the box.
+  int unbox_from(prism::actor_handle<holder> from) {
+    auto box =
+        prism::get(from.task(&holder::hand_box).remote(), result_timeout);
+    return keep(prism::get(box, result_timeout));
+  }
+
   /// Makes another holder, which this actor creates: the driver has not
   /// called it.
   prism::actor_handle<holder> make_holder() {
@@ -71,6 +99,7 @@ public:
 
 private:
   refs kept_;
+  prism::object_ref<refs> box_;
 };
 
 } // namespace borrower_link_test
@@ -78,6 +107,9 @@ private:
 PRISM_REMOTE(borrower_link_test::holder::create,
              &borrower_link_test::holder::keep,
              &borrower_link_test::holder::hand_over,
+             &borrower_link_test::holder::box_kept,
+             &borrower_link_test::holder::hand_box,
+             &borrower_link_test::holder::unbox_from,
              &borrower_link_test::holder::make_holder,
              &borrower_link_test::holder::sum,
              &borrower_link_test::holder::pid);
@@ -179,6 +211,7 @@ std::vector<std::pair<std::string, std::string>> connections(int from, int to) {
 /// loopback to about a kilobyte a second; everything else goes at full
 /// speed.
 void slow_down(const std::vector<std::pair<std::string, std::string>>& links) {
+  sh("tc qdisc del dev lo root"); // what a case before in this run set
   BOOST_REQUIRE_MESSAGE(
       sh("tc qdisc add dev lo root handle 1: htb default 10 && "
          "tc class add dev lo parent 1: classid 1:10 htb rate 10gbit && "
@@ -193,64 +226,103 @@ void slow_down(const std::vector<std::pair<std::string, std::string>>& links) {
         "cannot filter the loopback: the test needs the kernel's u32");
 }
 
+/// Whether this run of the test program is the one in a namespace of its
+/// own. If not, runs `test` (suite/case) again there, alone, and checks
+/// that it passed.
+bool in_own_network(const std::string& test) {
+  if (std::getenv(own_network) != nullptr) {
+    BOOST_REQUIRE_MESSAGE(sh("ip link set lo up"),
+                          "cannot bring up the namespace's loopback");
+    return true;
+  }
+  std::array<char, 4096> exe{};
+  auto n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
+  BOOST_REQUIRE(n > 0);
+  ::setenv(own_network, "1", 1);
+  auto rc = std::system(("unshare --net " +
+                         std::string{exe.data(), static_cast<size_t>(n)} +
+                         " --run_test=borrower_link/" + test)
+                            .c_str());
+  ::unsetenv(own_network);
+  BOOST_TEST(rc == 0, "the run in a namespace of its own failed: " << rc);
+  return false;
+}
+
+/// Slows what the process of actor `h` sends the driver from now on.
+void slow_to_driver(const prism::actor_handle<holder>& h) {
+  auto pid = prism::get(h.task(&holder::pid).remote(), result_timeout);
+  std::vector<std::pair<std::string, std::string>> links;
+  BOOST_REQUIRE_MESSAGE(worker_test::eventually(std::chrono::seconds{10},
+                                                [&] {
+                                                  links = connections(
+                                                      pid, ::getpid());
+                                                  return !links.empty();
+                                                }),
+                        "the actor has no connection to the driver");
+  slow_down(links);
+}
+
+/// Milliseconds since `start`.
+long ms_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<long>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start)
+          .count());
+}
+
 } // namespace borrower_link_test
 
 BOOST_AUTO_TEST_SUITE(borrower_link)
 
+// The second borrower's registration crawls to the driver; its answer to the
+// first borrower, and the first borrower's release, do not.
 BOOST_AUTO_TEST_CASE(a_borrower_answers_once_the_owner_counted_it) {
   namespace t = borrower_link_test;
-  using namespace std::chrono_literals;
-  if (std::getenv(t::own_network) == nullptr) {
-    // This case again, alone, in a namespace of its own.
-    std::array<char, 4096> exe{};
-    auto n = ::readlink("/proc/self/exe", exe.data(), exe.size() - 1);
-    BOOST_REQUIRE(n > 0);
-    ::setenv(t::own_network, "1", 1);
-    auto rc = std::system(
-        ("unshare --net " + std::string{exe.data(), static_cast<size_t>(n)} +
-         " --run_test=borrower_link/a_borrower_answers_once_the_owner_"
-         "counted_it")
-            .c_str());
-    ::unsetenv(t::own_network);
-    BOOST_TEST(rc == 0, "the run in a namespace of its own failed: " << rc);
+  if (!t::in_own_network("a_borrower_answers_once_the_owner_counted_it"))
     return;
-  }
-  BOOST_REQUIRE_MESSAGE(t::sh("ip link set lo up"),
-                        "cannot bring up the namespace's loopback");
   t::worker_processes cluster;
+  auto a = prism::actor(t::holder::create).remote();
+  auto b =
+      prism::get(a.task(&t::holder::make_holder).remote(), t::result_timeout);
   {
-    auto a = prism::actor(t::holder::create).remote();
-    auto b =
-        prism::get(a.task(&t::holder::make_holder).remote(), t::result_timeout);
-    auto b_pid =
-        prism::get(b.task(&t::holder::pid).remote(), t::result_timeout);
-    {
-      auto x = prism::put(9);
-      BOOST_TEST(prism::get(a.task(&t::holder::keep).remote(t::refs{x}),
-                            t::result_timeout) == 1);
-    }
-    // What `b` sends the driver from now on crawls; `b`'s answer to `a` and
-    // `a`'s release do not.
-    std::vector<std::pair<std::string, std::string>> links;
-    BOOST_REQUIRE_MESSAGE(worker_test::eventually(10s,
-                                                  [&] {
-                                                    links = t::connections(
-                                                        b_pid, ::getpid());
-                                                    return !links.empty();
-                                                  }),
-                          "actor b has no connection to the driver");
-    t::slow_down(links);
-    auto handed = std::chrono::steady_clock::now();
-    BOOST_TEST(prism::get(a.task(&t::holder::hand_over).remote(b),
+    auto x = prism::put(9);
+    BOOST_TEST(prism::get(a.task(&t::holder::keep).remote(t::refs{x}),
                           t::result_timeout) == 1);
-    BOOST_TEST_MESSAGE("handed over in "
-                       << std::chrono::duration_cast<std::chrono::milliseconds>(
-                              std::chrono::steady_clock::now() - handed)
-                              .count()
-                       << " ms");
-    BOOST_TEST(
-        prism::get(b.task(&t::holder::sum).remote(), t::result_timeout) == 9);
   }
+  t::slow_to_driver(b);
+  auto handed = std::chrono::steady_clock::now();
+  BOOST_TEST(prism::get(a.task(&t::holder::hand_over).remote(b),
+                        t::result_timeout) == 1);
+  BOOST_TEST_MESSAGE("handed over in " << t::ms_since(handed) << " ms");
+  BOOST_TEST(prism::get(b.task(&t::holder::sum).remote(), t::result_timeout) ==
+             9);
+}
+
+// The driver's object is inside another process's object (actor `c`'s box),
+// which `b` reads and lets go of: `b`'s registration for the inner object
+// crawls to the driver, while the end of `c`'s, once the box is freed, does
+// not.
+BOOST_AUTO_TEST_CASE(a_ref_read_from_a_box_outlives_the_box) {
+  namespace t = borrower_link_test;
+  if (!t::in_own_network("a_ref_read_from_a_box_outlives_the_box"))
+    return;
+  t::worker_processes cluster;
+  auto b = prism::actor(t::holder::create).remote();
+  auto c = prism::actor(t::holder::create).remote();
+  {
+    auto x = prism::put(9);
+    BOOST_TEST(prism::get(c.task(&t::holder::keep).remote(t::refs{x}),
+                          t::result_timeout) == 1);
+  }
+  BOOST_TEST(prism::get(c.task(&t::holder::box_kept).remote(),
+                        t::result_timeout) == 1);
+  t::slow_to_driver(b);
+  auto read = std::chrono::steady_clock::now();
+  BOOST_TEST(prism::get(b.task(&t::holder::unbox_from).remote(c),
+                        t::result_timeout) == 1);
+  BOOST_TEST_MESSAGE("read from the box in " << t::ms_since(read) << " ms");
+  BOOST_TEST(prism::get(b.task(&t::holder::sum).remote(), t::result_timeout) ==
+             9);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
