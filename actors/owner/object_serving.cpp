@@ -209,15 +209,20 @@ void ask_owner_to_count(owner_actor* self, const detail::owner_address& address,
 template <class Store>
 void store_arrived(owner_actor* self, const object_id& id, Store store) {
   auto& st = self->state;
+  // Held before it is stored: a thread waiting for it may take it and let
+  // go of it as soon as it is.
+  bool held = st.cfg.store->add_ref(id);
   std::vector<detail::contained_ref> inner;
   {
     borrows_gathered gathered;
     store();
     inner = std::move(gathered.refs);
   }
-  if (inner.empty())
+  if (inner.empty()) {
+    if (held)
+      st.cfg.store->release(id);
     return;
-  bool held = st.cfg.store->add_ref(id);
+  }
   auto left = std::make_shared<std::size_t>(inner.size());
   for (const auto& r : inner)
     ask_owner_to_count(
