@@ -31,17 +31,19 @@ void open_durability(gcs_actor* self, std::shared_ptr<gcs_storage> storage) {
                      up_to, std::move(failure));
   });
   st.committed = st.storage->last_submitted();
+  st.submitted = st.committed;
 }
 
 void commit(gcs_actor* self, persistence::write_batch b) {
-  if (self->state.durability.storage && !b.empty())
-    self->state.durability.storage->submit(std::move(b));
+  auto& st = self->state.durability;
+  if (st.storage && !b.empty())
+    st.submitted = st.storage->submit(std::move(b));
 }
 
 caf::response_promise reply_when_durable(gcs_actor* self, caf::message reply) {
   auto& st = self->state.durability;
   auto rp = self->make_response_promise();
-  auto after = st.storage ? st.storage->last_submitted() : 0;
+  auto after = st.submitted;
   if (after <= st.committed)
     rp.deliver(std::move(reply));
   else
@@ -52,7 +54,7 @@ caf::response_promise reply_when_durable(gcs_actor* self, caf::message reply) {
 void send_when_durable(gcs_actor* self, const caf::actor& to,
                        caf::message content) {
   auto& st = self->state.durability;
-  auto after = st.storage ? st.storage->last_submitted() : 0;
+  auto after = st.submitted;
   if (after <= st.committed)
     self->send(to, std::move(content));
   else

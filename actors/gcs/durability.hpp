@@ -43,6 +43,9 @@ struct durability_state {
   std::shared_ptr<gcs_storage> storage;
   /// Every change numbered up to this one is durable.
   std::uint64_t committed = 0;
+  /// The number of the last change this control store submitted (it is the
+  /// storage's only writer).
+  std::uint64_t submitted = 0;
   /// Replies deferred until the changes before them are durable, in order.
   std::deque<deferred_reply> awaiting_durable;
   /// Messages deferred until the changes before them are durable, in order.

@@ -47,7 +47,8 @@ std::uint64_t gcs_storage::submit(persistence::write_batch b) {
   std::lock_guard<std::mutex> guard{mu_};
   queue_.push_back(std::move(b));
   ++submitted_;
-  cv_.notify_one();
+  if (!gathering_ || queue_.size() >= gather_limit)
+    cv_.notify_one();
   return submitted_;
 }
 
@@ -96,7 +97,16 @@ void gcs_storage::run() {
     listener l;
     {
       std::unique_lock<std::mutex> guard{mu_};
-      cv_.wait(guard, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) {
+        cv_.wait(guard, [this] { return stopping_ || !queue_.empty(); });
+      } else if (!stopping_) {
+        // These changes came while the last commit ran: a burst.
+        gathering_ = true;
+        cv_.wait_for(guard, gather_window, [this] {
+          return stopping_ || queue_.size() >= gather_limit;
+        });
+        gathering_ = false;
+      }
       if (queue_.empty() || (stopping_ && !drain_))
         return;
       while (!queue_.empty()) {

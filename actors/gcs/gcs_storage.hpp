@@ -1,6 +1,8 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -20,8 +22,19 @@ namespace prism::actors {
 /// commit in groups: every change queued while one commit runs goes into the
 /// next, so a slow disk costs latency, not throughput. Each commit is
 /// reported to the listener, which acknowledges the requests it covers.
+///
+/// A change that finds the writer idle commits at once. Changes that queued
+/// while a commit ran show a burst: the writer gathers for up to
+/// `gather_window` more (or until `gather_limit` changes wait) before it
+/// commits them, so that a burst commits in a few large groups, each
+/// reported once, rather than in many small ones.
 class gcs_storage {
 public:
+  /// How long a burst's next commit waits for more changes.
+  static constexpr std::chrono::microseconds gather_window{500};
+  /// How many waiting changes end that wait early.
+  static constexpr std::size_t gather_limit = 4096;
+
   /// Called on the writer thread after each commit: every change numbered
   /// `up_to` or lower is durable, or, if `failure` is not empty, the changes
   /// since the last report failed.
@@ -90,6 +103,8 @@ private:
   listener listener_ GUARDED_BY(mu_);
   bool stopping_ GUARDED_BY(mu_) = false;
   bool drain_ GUARDED_BY(mu_) = true;
+  /// The writer is gathering a burst: a change wakes it only at the limit.
+  bool gathering_ GUARDED_BY(mu_) = false;
   /// The first write failure; set and read by the writer thread only.
   std::string failed_;
   std::thread writer_;
