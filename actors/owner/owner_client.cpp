@@ -25,6 +25,14 @@ namespace {
 using store_state = internal::memory_store::state;
 using clock = std::chrono::steady_clock;
 
+/// The start of a client's run of actor ids.
+unique_id first_actor_id() {
+  auto id = unique_id::random();
+  if (id.hi == 0)
+    id.hi = 1;
+  return id;
+}
+
 /// How long a flush of task events waits: the owner waits up to 5 s for
 /// the control store.
 constexpr auto flush_wait = std::chrono::seconds{6};
@@ -170,7 +178,8 @@ bool borrows_gathered::take(const internal::memory_store::event& e) {
 }
 
 owner_client::owner_client(caf::actor_system& sys, config cfg)
-    : sys_(sys), cfg_(std::move(cfg)), job_(cfg_.job) {
+    : sys_(sys), cfg_(std::move(cfg)), job_(cfg_.job),
+      actor_ids_(first_actor_id()) {
   cfg_.store->set_self(cfg_.self);
 }
 
@@ -457,7 +466,7 @@ actor_id owner_client::create_actor(const std::string& factory,
                                     std::vector<detail::task_arg> args,
                                     const detail::actor_options& opts) {
   internal::actor_spec spec;
-  spec.id = actor_id{unique_id::random()};
+  spec.id = actor_id{{actor_ids_.hi, actor_ids_.lo + next_actor_++}};
   spec.job = job_;
   spec.factory = factory;
   spec.class_tag = class_tag;

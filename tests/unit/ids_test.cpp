@@ -118,6 +118,38 @@ BOOST_AUTO_TEST_CASE(two_submitters_results_hardly_share_buckets) {
   BOOST_TEST(fullest <= 2u);
 }
 
+// An owner's actors take consecutive ids from a random start, and hash to
+// consecutive values: the control store's table of actors holds a burst of
+// creations one to a bucket, in order. `actor_creation` depends on it.
+BOOST_AUTO_TEST_CASE(an_owners_actors_take_a_bucket_each_in_order) {
+  auto start = prism::unique_id::random();
+  std::unordered_set<prism::actor_id> actors;
+  for (std::uint64_t n = 0; n < 200'000; ++n)
+    actors.insert(prism::actor_id{{start.hi, start.lo + n}});
+  std::size_t fullest = 0;
+  for (std::size_t b = 0; b < actors.bucket_count(); ++b)
+    fullest = std::max(fullest, actors.bucket_size(b));
+  BOOST_TEST(fullest == 1u);
+  prism::actor_id first{{start.hi, start.lo}};
+  prism::actor_id next{{start.hi, start.lo + 1}};
+  BOOST_TEST(actors.bucket(next) ==
+             (actors.bucket(first) + 1) % actors.bucket_count());
+}
+
+// Random actor ids (made by a supervisor, or stored by an older version)
+// still spread over the buckets.
+BOOST_AUTO_TEST_CASE(random_actor_ids_spread_over_the_buckets) {
+  std::unordered_set<prism::actor_id> actors;
+  for (int n = 0; n < 100'000; ++n)
+    actors.insert(prism::actor_id{prism::unique_id::random()});
+  std::size_t fullest = 0;
+  for (std::size_t b = 0; b < actors.bucket_count(); ++b)
+    fullest = std::max(fullest, actors.bucket_size(b));
+  // A uniform spread of 100,000 over about as many buckets puts at most 8 or
+  // so in one.
+  BOOST_TEST(fullest <= 12u);
+}
+
 // A worker forked from its program's fork server is a copy of it, random
 // engines and all: it must not draw the ids its parent draws next.
 BOOST_AUTO_TEST_CASE(a_forked_process_draws_ids_of_its_own) {
