@@ -25,11 +25,12 @@ namespace {
 using store_state = internal::memory_store::state;
 using clock = std::chrono::steady_clock;
 
-/// The start of a client's run of actor ids.
+/// The start of a client's run of actor ids; its low half, which every id
+/// of the run keeps, is never 0, so no id is nil.
 unique_id first_actor_id() {
   auto id = unique_id::random();
-  if (id.hi == 0)
-    id.hi = 1;
+  if (id.lo == 0)
+    id.lo = 1;
   return id;
 }
 
@@ -466,7 +467,7 @@ actor_id owner_client::create_actor(const std::string& factory,
                                     std::vector<detail::task_arg> args,
                                     const detail::actor_options& opts) {
   internal::actor_spec spec;
-  spec.id = actor_id{{actor_ids_.hi, actor_ids_.lo + next_actor_++}};
+  spec.id = actor_id::in_run(actor_ids_, next_actor_++);
   spec.job = job_;
   spec.factory = factory;
   spec.class_tag = class_tag;

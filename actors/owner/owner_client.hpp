@@ -243,9 +243,8 @@ private:
   std::atomic<bool> owner_started_{false};
   job_id job_;
   std::atomic<std::uint64_t> next_seq_{1};
-  /// The actors this client creates take consecutive ids from a random
-  /// start, so that they hash side by side (`std::hash<actor_id>`); its
-  /// high half is never 0, so no id is nil.
+  /// The actors this client creates take the ids of a run from a random
+  /// start (`actor_id::in_run`), so that they hash side by side.
   const unique_id actor_ids_;
   std::atomic<std::uint64_t> next_actor_{0};
   task_id current_task_;

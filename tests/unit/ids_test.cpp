@@ -118,22 +118,33 @@ BOOST_AUTO_TEST_CASE(two_submitters_results_hardly_share_buckets) {
   BOOST_TEST(fullest <= 2u);
 }
 
-// An owner's actors take consecutive ids from a random start, and hash to
-// consecutive values: the control store's table of actors holds a burst of
-// creations one to a bucket, in order. `actor_creation` depends on it.
-BOOST_AUTO_TEST_CASE(an_owners_actors_take_a_bucket_each_in_order) {
+// An owner's actors take the ids of a run, which hash to consecutive values:
+// the control store's table of actors holds a burst of creations one to a
+// bucket, in order. `actor_creation` depends on it.
+BOOST_AUTO_TEST_CASE(a_run_of_actor_ids_takes_a_bucket_each_in_order) {
   auto start = prism::unique_id::random();
   std::unordered_set<prism::actor_id> actors;
   for (std::uint64_t n = 0; n < 200'000; ++n)
-    actors.insert(prism::actor_id{{start.hi, start.lo + n}});
+    actors.insert(prism::actor_id::in_run(start, n));
   std::size_t fullest = 0;
   for (std::size_t b = 0; b < actors.bucket_count(); ++b)
     fullest = std::max(fullest, actors.bucket_size(b));
   BOOST_TEST(fullest == 1u);
-  prism::actor_id first{{start.hi, start.lo}};
-  prism::actor_id next{{start.hi, start.lo + 1}};
+  auto first = prism::actor_id::in_run(start, 0);
+  auto next = prism::actor_id::in_run(start, 1);
   BOOST_TEST(actors.bucket(next) ==
              (actors.bucket(first) + 1) % actors.bucket_count());
+}
+
+// A run's ids look as random as any: operators name an actor by a short
+// prefix of its hex (`prism get`, the status page), and the first 12 digits
+// of 100,000 ids of one run tell every one apart.
+BOOST_AUTO_TEST_CASE(a_run_of_actor_ids_differs_in_a_short_prefix) {
+  auto start = prism::unique_id::random();
+  std::unordered_set<std::string> prefixes;
+  for (std::uint64_t n = 0; n < 100'000; ++n)
+    prefixes.insert(prism::actor_id::in_run(start, n).hex().substr(0, 12));
+  BOOST_TEST(prefixes.size() == 100'000u);
 }
 
 // Random actor ids (made by a supervisor, or stored by an older version)

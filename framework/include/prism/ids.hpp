@@ -39,7 +39,22 @@ struct node_id : unique_id {};
 struct worker_id : unique_id {};
 
 /// Identifies an actor for its whole life, across restarts.
-struct actor_id : unique_id {};
+struct actor_id : unique_id {
+  /// The `n`th id of the run that starts at `start`: an owner names the
+  /// actors it creates so. The high half is `start.hi + n` times an odd
+  /// constant, which spreads a run's ids as random ones are (a short prefix
+  /// of their hex tells them apart), and which `std::hash<actor_id>` undoes:
+  /// a run's ids hash to consecutive values.
+  static actor_id in_run(const unique_id& start, std::uint64_t n) noexcept {
+    return actor_id{{(start.hi + n) * spread, start.lo}};
+  }
+
+  static constexpr std::uint64_t spread = 0x9e3779b97f4a7c15ULL;
+  /// `spread`'s inverse: their product is 1 modulo 2^64.
+  static constexpr std::uint64_t unspread = 0xf1de83e19937733dULL;
+};
+
+static_assert(actor_id::spread * actor_id::unspread == 1);
 
 /// Identifies a job: one driver's session on a cluster.
 struct job_id {
@@ -110,14 +125,14 @@ struct hash<prism::node_id> : hash<prism::unique_id> {};
 template <>
 struct hash<prism::worker_id> : hash<prism::unique_id> {};
 
-/// An owner's actors take consecutive ids (in their low half) and hash to
-/// consecutive values in the order it made them, as a submitter's tasks do:
+/// A run of actor ids (`actor_id::in_run`, an owner's actors) hashes to
+/// consecutive values in the order it was made, as a submitter's tasks do:
 /// the tables of actors (the control store's, an owner's routes) then hold
 /// a burst of creations side by side in memory. Random ids hash at random.
 template <>
 struct hash<prism::actor_id> {
   size_t operator()(const prism::actor_id& x) const noexcept {
-    return static_cast<size_t>(x.hi * 0x9e3779b97f4a7c15ULL + x.lo);
+    return static_cast<size_t>(x.hi * prism::actor_id::unspread + x.lo);
   }
 };
 
