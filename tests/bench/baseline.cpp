@@ -65,6 +65,7 @@ const std::map<std::string, judgement>& table() {
       {tcp_bulk, a_floor()},
       {"page_fault_floor_100mb", a_floor()},
       {"dd_write_floor_1gb", a_floor()},
+      {"fsync_floor", a_floor()},
       {"dd_read_floor_1gb", a_floor()},
       {locked_map, a_floor()},
       {"autoscaler_floor_10k_listing_ms", judgement{"", false, true}},
@@ -92,7 +93,7 @@ const std::map<std::string, judgement>& table() {
       {"actor_call_events_cost_pct", overhead()},
       // The control store.
       {"gcs_write_nosync", rate()},
-      {"gcs_write_sync", rate()},
+      {"gcs_write_sync", against("fsync_floor")},
       {"gcs_recovery_100k_actors", cost()},
       // Node kills.
       {"chaos_tasks_completed", rate()},

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "bench.hpp"
@@ -95,6 +96,31 @@ double write_rate(const run_options& opts, bool sync, std::size_t n) {
   });
   expect(store.get_actor(make_actor(n - 1).actor).has_value(),
          "the last actor written is missing");
+  return rate;
+}
+
+/// Appends of a record the size of one actor's (as the store's write-ahead
+/// log takes it) to a file of the directory the store goes in, each made
+/// durable with fdatasync before the next, per second: what the disk lets
+/// any durable write do, the floor of `gcs_write_sync`.
+double fsync_floor(const run_options& opts) {
+  scratch_dir dir;
+  std::filesystem::create_directories(dir.store());
+  auto path = dir.store() + "/log";
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  expect(fd >= 0, "cannot open a file in the scratch directory");
+  std::string record(400, 'r');
+  auto n = opts.iterations(3'000);
+  bool ok = true;
+  auto rate = ops_per_second(n, [&] {
+    for (std::size_t i = 0; i < n && ok; ++i)
+      ok = ::write(fd, record.data(), record.size()) ==
+               static_cast<ssize_t>(record.size()) &&
+           ::fdatasync(fd) == 0;
+  });
+  ::close(fd);
+  expect(ok, "a write or fdatasync of the floor failed");
   return rate;
 }
 
@@ -296,6 +322,7 @@ double timeline_1m_tasks(const run_options& opts) {
 
 std::vector<metric> gcs_store_metrics() {
   return {
+      {"fsync_floor", "per_s", false, fsync_floor},
       {"gcs_write_sync", "per_s", false, write_sync},
       {"gcs_write_nosync", "per_s", false, write_nosync},
       {"gcs_recovery_100k_actors", "s", false, recovery_100k},
