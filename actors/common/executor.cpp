@@ -135,14 +135,21 @@ void executor::spin(std::unique_lock<std::mutex>& guard) {
 
 void executor::run() {
   current_pool = this;
+  internal::idle_gauge gauge{spin_time};
   std::unique_lock<std::mutex> guard{mu_};
   for (;;) {
     ++idle_;
-    if (jobs_.empty() && !stopping_)
-      spin(guard);
-    ++sleepers_;
-    cv_.wait(guard, [this] { return stopping_ || !jobs_.empty(); });
-    --sleepers_;
+    if (jobs_.empty() && !stopping_) {
+      auto idle_since = internal::idle_gauge::clock::now();
+      if (gauge.spins())
+        spin(guard);
+      ++sleepers_;
+      cv_.wait(guard, [this] { return stopping_ || !jobs_.empty(); });
+      --sleepers_;
+      gauge.found_work_after(internal::idle_gauge::clock::now() - idle_since);
+    } else {
+      gauge.found_work_after({});
+    }
     --idle_;
     if (jobs_.empty())
       return; // stopping, nothing left

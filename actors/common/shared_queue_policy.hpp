@@ -2,7 +2,7 @@
 
 // The scheduling policy of Prism's CAF scheduler: one queue that every
 // scheduler thread takes from, and idle threads that spin briefly on it
-// before they sleep.
+// before they sleep, while work has been coming to them quickly.
 //
 // CAF's work-stealing policy steals from the tail of another thread's queue,
 // and in CAF 0.17 that walks the whole queue under both of its locks. When
@@ -58,6 +58,9 @@ public:
     explicit worker_data(caf::scheduler::abstract_coordinator*) {
       // nop
     }
+
+    /// Whether this thread spins when it runs out of work.
+    internal::idle_gauge gauge{spin_time};
   };
 
   // -- enqueueing -------------------------------------------------------------
@@ -87,13 +90,25 @@ public:
   template <class Worker>
   caf::resumable* dequeue(Worker* self) {
     auto& q = d(self->parent());
-    if (auto* job = spin(q))
-      return job;
-    std::unique_lock<std::mutex> guard{q.mu};
-    ++q.sleepers;
-    q.cv.wait(guard, [&] { return !q.queue.empty(); });
-    --q.sleepers;
-    return take(q);
+    auto& gauge = d(self).gauge;
+    if (q.size.load(std::memory_order_relaxed) > 0) {
+      std::lock_guard<std::mutex> guard{q.mu};
+      if (!q.queue.empty()) {
+        gauge.found_work_after({});
+        return take(q);
+      }
+    }
+    auto idle_since = std::chrono::steady_clock::now();
+    caf::resumable* job = gauge.spins() ? spin(q) : nullptr;
+    if (job == nullptr) {
+      std::unique_lock<std::mutex> guard{q.mu};
+      ++q.sleepers;
+      q.cv.wait(guard, [&] { return !q.queue.empty(); });
+      --q.sleepers;
+      job = take(q);
+    }
+    gauge.found_work_after(std::chrono::steady_clock::now() - idle_since);
+    return job;
   }
 
   template <class Worker, class F>

@@ -1,17 +1,24 @@
 // The thread pool that runs actors' user code: every job runs, whether its
 // threads are busy, looking for work, or asleep; and a thread that blocks
-// does not hold back the jobs queued behind it.
+// does not hold back the jobs queued behind it. Its threads, and CAF's
+// scheduler threads under Prism's policy, spin for work only while spinning
+// pays (`idle_gauge`).
 
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include <caf/all.hpp>
+
 #include "common/executor.hpp"
+#include "common/shared_queue_policy.hpp"
+#include "prism/internal/spin_wait.hpp"
 
 namespace executor_test {
 
@@ -33,7 +40,148 @@ bool wait_until(Condition condition) {
   return true;
 }
 
+/// The CPU time the calling thread has used.
+std::chrono::nanoseconds thread_cpu() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return std::chrono::seconds{t.tv_sec} + std::chrono::nanoseconds{t.tv_nsec};
+}
+
+/// Jobs handed to a pool one at a time, far apart, each of which notes the
+/// CPU time of the thread it runs on: what a pool's one thread uses from
+/// its first job to its last is what it used waiting for them.
+struct seldom_jobs {
+  static constexpr int count = 150;
+  /// Between one job's end and the next job: much longer than any spin.
+  static constexpr auto apart = std::chrono::milliseconds{2};
+
+  std::mutex mu;
+  std::thread::id thread;
+  bool one_thread = true;
+  std::chrono::nanoseconds first{-1};
+  std::chrono::nanoseconds last{0};
+  std::atomic<int> done{0};
+
+  /// The body of each job.
+  void run() {
+    auto now = thread_cpu();
+    {
+      std::lock_guard<std::mutex> guard{mu};
+      if (first.count() < 0) {
+        first = now;
+        thread = std::this_thread::get_id();
+      }
+      one_thread = one_thread && thread == std::this_thread::get_id();
+      last = now;
+    }
+    ++done;
+  }
+
+  /// Hands out every job with `submit`; true if each ran, all on one thread.
+  template <class Submit>
+  bool hand_out(Submit submit) {
+    for (int i = 1; i <= count; ++i) {
+      submit();
+      if (!wait_until([&] { return done == i; }))
+        return false;
+      // Time is the subject: the pool must find no work for a while.
+      std::this_thread::sleep_for(apart);
+    }
+    std::lock_guard<std::mutex> guard{mu};
+    return one_thread;
+  }
+
+  /// The CPU the pool's thread used per job while it waited for them.
+  std::chrono::nanoseconds waiting_per_job() {
+    std::lock_guard<std::mutex> guard{mu};
+    return (last - first) / (count - 1);
+  }
+};
+
 } // namespace
+
+BOOST_AUTO_TEST_SUITE(idle_gauge)
+
+using prism::internal::idle_gauge;
+
+constexpr auto spin_time = std::chrono::microseconds{200};
+constexpr auto short_wait = std::chrono::microseconds{10};
+constexpr auto long_wait = std::chrono::milliseconds{5};
+
+BOOST_AUTO_TEST_CASE(a_thread_spins_once_a_wait_was_short_and_not_before) {
+  idle_gauge gauge{spin_time};
+  BOOST_TEST(!gauge.spins());
+  for (int i = 0; i < 10; ++i)
+    gauge.found_work_after(long_wait);
+  BOOST_TEST(!gauge.spins());
+  gauge.found_work_after(short_wait);
+  BOOST_TEST(gauge.spins());
+}
+
+BOOST_AUTO_TEST_CASE(a_thread_stops_spinning_after_a_run_of_long_waits) {
+  idle_gauge gauge{spin_time};
+  for (int i = 0; i < 100; ++i)
+    gauge.found_work_after(short_wait);
+  BOOST_TEST(gauge.spins());
+  int waits = 0;
+  while (gauge.spins() && waits < 100) {
+    gauge.found_work_after(long_wait);
+    ++waits;
+  }
+  BOOST_TEST(!gauge.spins());
+  // An eighth of the weight per wait: a run of long waits that outweighs
+  // the short ones before it, neither one nor two.
+  BOOST_TEST(waits > 2);
+  BOOST_TEST(waits < 30);
+}
+
+BOOST_AUTO_TEST_CASE(a_thread_keeps_spinning_while_one_wait_in_four_is_short) {
+  idle_gauge gauge{spin_time};
+  for (int round = 0; round < 50; ++round) {
+    gauge.found_work_after(short_wait);
+    for (int i = 0; i < 3; ++i) {
+      gauge.found_work_after(long_wait);
+      if (round >= 10)
+        BOOST_TEST_REQUIRE(gauge.spins());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_pool_thread_that_gets_work_seldom_does_not_spin) {
+  // The pool's threads spin for 50 us: a thread that spun after each job
+  // would use about that much CPU per job; one that sleeps at once, a few
+  // microseconds to be woken.
+  prism::actors::executor pool{1, 1};
+  seldom_jobs jobs;
+  BOOST_REQUIRE(jobs.hand_out([&] { pool.submit([&] { jobs.run(); }); }));
+  BOOST_TEST_MESSAGE("CPU per job: " << jobs.waiting_per_job().count()
+                                     << " ns");
+  BOOST_TEST(jobs.waiting_per_job() < std::chrono::microseconds{25},
+             "the pool's thread used "
+                 << jobs.waiting_per_job().count()
+                 << " ns of CPU per job while it waited for the next");
+}
+
+BOOST_AUTO_TEST_CASE(a_scheduler_thread_that_gets_work_seldom_does_not_spin) {
+  // CAF's scheduler threads spin for 200 us under Prism's policy.
+  caf::actor_system_config cfg;
+  prism::actors::use_shared_queue_scheduler(cfg);
+  cfg.set("scheduler.max-threads", std::size_t{1});
+  caf::actor_system sys{cfg};
+  seldom_jobs jobs;
+  auto noter =
+      sys.spawn([&]() -> caf::behavior { return {[&](int) { jobs.run(); }}; });
+  BOOST_REQUIRE(jobs.hand_out([&] { caf::anon_send(noter, 1); }));
+  BOOST_TEST_MESSAGE("CPU per message: " << jobs.waiting_per_job().count()
+                                         << " ns");
+  BOOST_TEST(jobs.waiting_per_job() < std::chrono::microseconds{100},
+             "the scheduler's thread used "
+                 << jobs.waiting_per_job().count()
+                 << " ns of CPU per message while it waited for the next");
+  caf::anon_send_exit(noter, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(executor_pool)
 
