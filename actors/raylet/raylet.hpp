@@ -81,7 +81,8 @@ struct raylet_config {
   /// A program's fork server outlives the last job that ran the program by
   /// this long, so that the next job of the program forks its workers.
   std::chrono::milliseconds fork_server_grace{10000};
-  /// Worker processes starting at once; 0 is the node's CPUs (at least 1).
+  /// Worker processes starting at once; 0 is the node's CPUs (at least 1),
+  /// and four per CPU while actors wait for processes of their own.
   std::uint32_t max_starting_workers = 0;
   /// Where the node keeps the programs it fetched from the control store,
   /// by SHA-256 (see job_programs.cpp); a directory of this user's alone.
