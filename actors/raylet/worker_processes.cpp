@@ -26,20 +26,17 @@ std::size_t node_cpus(const raylet_actor* self) {
   return static_cast<std::size_t>(std::max(1.0, std::ceil(cpus)));
 }
 
-std::size_t max_starting(const raylet_actor* self) {
-  auto n = self->state.cfg.max_starting_workers;
-  return n != 0 ? n : node_cpus(self);
-}
-
 /// Worker processes starting at once while actors wait for theirs, per CPU.
 /// A process forked for an actor takes 3 to 4 ms of CPU to start here, and
 /// spends most of its start waiting on its node and its door: with one per
 /// CPU the node's cores idle between the steps of the starts.
 constexpr std::size_t actor_starts_per_cpu = 4;
 
-std::size_t max_starting_for_actors(const raylet_actor* self) {
+/// Worker processes starting at once: as configured, else `per_cpu` for
+/// each of the node's CPUs.
+std::size_t max_starting(const raylet_actor* self, std::size_t per_cpu = 1) {
   auto n = self->state.cfg.max_starting_workers;
-  return n != 0 ? n : actor_starts_per_cpu * node_cpus(self);
+  return n != 0 ? n : per_cpu * node_cpus(self);
 }
 
 void start_failed(raylet_actor* self, job_id job, const std::string& how) {
@@ -218,7 +215,7 @@ worker_pool::worker* shared_host_for(raylet_actor* self, job_id job) {
       hosts.begin(), hosts.end(),
       [](const auto* x, const auto* y) { return x->actors < y->actors; });
   if (least->actors == 0 || hosts.size() >= node_cpus(self) ||
-      self->state.pool.starting() >= max_starting_for_actors(self))
+      self->state.pool.starting() >= max_starting(self, actor_starts_per_cpu))
     return least;
   return nullptr;
 }
@@ -234,7 +231,7 @@ bool try_host(raylet_actor* self, protocol::host_actor& msg) {
       host_in(self, *w, std::move(msg));
       return true;
     }
-  if (st.pool.starting() >= max_starting_for_actors(self))
+  if (st.pool.starting() >= max_starting(self, actor_starts_per_cpu))
     return false;
   auto program = program_of(self, job);
   if (program == nullptr)
