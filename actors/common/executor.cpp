@@ -83,6 +83,10 @@ std::size_t executor::num_sleeping() const {
   return sleepers_;
 }
 
+std::uint64_t executor::num_spins() const {
+  return spins_.load(std::memory_order_relaxed);
+}
+
 executor::blocking_scope::blocking_scope() : pool_(current_pool) {
   if (pool_ == nullptr)
     return;
@@ -126,6 +130,7 @@ void executor::spin(std::unique_lock<std::mutex>& guard) {
   // A thread leaves the spinners before it takes the lock to sleep: a job
   // submitted after that wakes it, one submitted before is seen under it.
   spinners_.fetch_add(1);
+  spins_.fetch_add(1, std::memory_order_relaxed);
   guard.unlock();
   internal::spin_until_queued(queued_,
                               std::chrono::steady_clock::now() + spin_time);

@@ -43,6 +43,9 @@ public:
   /// submitted.
   std::size_t num_sleeping() const;
 
+  /// How many times an idle thread spun for work before it slept.
+  std::uint64_t num_spins() const;
+
   /// Marks the calling thread, if it belongs to a pool, as blocked for its
   /// lifetime, so that the pool may start another thread meanwhile.
   class blocking_scope {
@@ -76,6 +79,7 @@ private:
   /// Idle threads looking for work awake: a job submitted meanwhile needs
   /// no wake-up.
   std::atomic<std::size_t> spinners_{0};
+  std::atomic<std::uint64_t> spins_{0};
   std::size_t blocked_ GUARDED_BY(mu_) = 0;
   std::uint64_t started_jobs_ GUARDED_BY(mu_) = 0;
   bool stopping_ GUARDED_BY(mu_) = false;
