@@ -247,6 +247,12 @@ bool fork_workers(const config& cfg) {
          (env == nullptr || std::string{env} != "0");
 }
 
+bool instance_processes(const config& cfg) {
+  const char* env = std::getenv("PRISM_INSTANCE_PROCESSES");
+  return cfg.actor_instance_processes &&
+         (env == nullptr || std::string{env} != "0");
+}
+
 std::shared_ptr<internal::object_arena> make_object_arena(const config& cfg,
                                                           const node_id& node) {
   try {
@@ -288,6 +294,7 @@ void use_worker_processes(caf::actor_system& sys, const config& cfg,
       worker_common_environment(rc.door_address, tls_of(sys.config())),
       std::max<std::size_t>(1, rc.prestart_workers), rc.output);
   rc.program = std::move(program);
+  rc.instance_processes = instance_processes(cfg);
   rc.worker_start_timeout =
       std::chrono::milliseconds{cfg.worker_start_timeout_ms};
   rc.idle_worker_timeout =

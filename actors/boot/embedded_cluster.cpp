@@ -44,6 +44,7 @@
 #include "protocol/testing.hpp"
 #include "raylet/raylet.hpp"
 #include "worker/fork_server.hpp"
+#include "worker/instance_serving.hpp"
 #include "worker/metrics_shipper.hpp"
 #include "worker/worker_process.hpp"
 
@@ -673,16 +674,22 @@ void init(const config& cfg) {
 }
 
 bool is_worker_process() noexcept {
-  return actors::started_as_worker() || actors::started_as_fork_server();
+  return actors::started_as_worker() || actors::started_as_fork_server() ||
+         actors::started_as_instance();
 }
 
 void serve_if_worker() {
-  // A fork server returns here only in a worker it forked.
+  // A fork server returns here only in a process it forked.
   if (actors::started_as_fork_server()) {
     actors::init_output_source();
     // Once, for every worker it forks: their configuration costs no thread.
     actors::configure_worker();
     actors::serve_forks([] { actors::prepare_worker(); });
+  }
+  if (actors::started_as_instance()) {
+    // An actor's instance alone, without an actor system of its own.
+    actors::init_output_source();
+    actors::serve_as_instance();
   }
   if (actors::started_as_worker()) {
     // Its stdout and stderr are its own now (a forked one's came with its

@@ -18,11 +18,15 @@ namespace prism::protocol {
 struct host_actor {
   internal::actor_spec spec;
   std::int32_t incarnation = 0;
+  /// raylet -> worker process: the instance of an actor of its own process
+  /// runs in an instance process (worker/instance_wire.hpp), which its
+  /// host has its node start; the host shares its process with others.
+  bool instance_process = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, host_actor& x) {
-  return f(x.spec, x.incarnation);
+  return f(x.spec, x.incarnation, x.instance_process);
 }
 
 /// gcs -> raylet: several `host_actor` at once, in order. raylet -> worker

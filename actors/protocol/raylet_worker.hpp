@@ -120,6 +120,60 @@ typename Inspector::result_type inspect(Inspector& f, worker_launched& x) {
            x.error);
 }
 
+// -- instance processes -------------------------------------------------------
+//
+// An actor of its own process (`prism::isolation::process`) is hosted by a
+// worker process of its job that hosts others too; its instance runs in a
+// process forked for it alone, which connects to its host's socket
+// (worker/instance_wire.hpp). The host asks its node for that process.
+
+/// actor host -> raylet: start an instance process of `job`, forked fresh
+/// from its program (never a spare, which prepares to be a worker), told to
+/// connect to the socket named `socket` and say `token`. Answered with its
+/// pid once it runs, or an error if none started.
+struct start_instance_process {
+  job_id job;
+  std::string socket;
+  std::string token;
+  /// The id the instance's user metrics go by (`user_metrics::worker`),
+  /// which its host ships for it.
+  worker_id worker;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f,
+                                        start_instance_process& x) {
+  return f(x.job, x.socket, x.token, static_cast<unique_id&>(x.worker));
+}
+
+/// launcher -> raylet (in its process): the instance process of `token`
+/// runs as `pid`, or `error` says why none started.
+struct instance_process_launched {
+  std::string token;
+  std::int32_t pid = 0;
+  std::string error;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f,
+                                        instance_process_launched& x) {
+  return f(x.token, x.pid, x.error);
+}
+
+/// launcher -> raylet (in its process): the instance process of `token`
+/// ended; `how` says how.
+struct instance_process_exited {
+  std::string token;
+  std::int32_t pid = 0;
+  std::string how;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f,
+                                        instance_process_exited& x) {
+  return f(x.token, x.pid, x.how);
+}
+
 /// raylet -> itself: the time a worker process had to register, or to
 /// exit after its connection dropped, is up.
 struct check_worker_process {

@@ -9,13 +9,19 @@ namespace prism::actors::raylet_internal {
 
 namespace {
 
-/// The pid of the worker process hosting `actor` on this node; 0 if none.
+/// The pid of the process running `actor` on this node: its instance
+/// process if it has one, else the worker process hosting it; 0 if none.
 pid_t pid_of_actor(raylet_actor* self, const actor_id& actor) {
   auto& st = self->state;
-  for (auto& [addr, h] : st.hosts)
-    if (h.actor == actor)
-      if (auto* w = st.pool.find(h.worker))
-        return w->pid;
+  for (auto& [addr, h] : st.hosts) {
+    if (h.actor != actor)
+      continue;
+    for (auto& [token, p] : st.instance_processes)
+      if (same_actor(p.requester, h.host) && p.pid > 0)
+        return p.pid;
+    if (auto* w = st.pool.find(h.worker))
+      return w->pid;
+  }
   return 0;
 }
 

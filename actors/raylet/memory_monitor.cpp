@@ -28,10 +28,13 @@ std::string percent(double share) {
 }
 
 // The worker processes the monitor may kill, the work each runs, and who
-// it is for: leased task workers, and failing those, actor hosts.
+// it is for: leased task workers; failing those, instance processes (each
+// runs one actor's user code); failing those, actor hosts. An instance
+// process is named by its token, a worker by its id.
 struct candidates {
   std::vector<internal::oom_candidate> choice;
   std::vector<worker_id> workers;
+  std::vector<std::string> instances;
 };
 
 candidates gather(raylet_state& st) {
@@ -43,6 +46,16 @@ candidates gather(raylet_state& st) {
     c.choice.push_back(
         {std::hash<caf::actor_addr>{}(l.owner.address()), l.retriable, id});
     c.workers.push_back(w->id);
+  }
+  if (!c.choice.empty())
+    return c;
+  // The newest first, as actor hosts are: started last, lost least.
+  for (const auto& [token, p] : st.instance_processes) {
+    if (p.pid <= 0)
+      continue;
+    c.choice.push_back({0, false, p.start_number});
+    c.workers.push_back(worker_id{});
+    c.instances.push_back(token);
   }
   if (!c.choice.empty())
     return c;
@@ -87,11 +100,15 @@ void kill_one(raylet_actor* self) {
     return;
   }
   auto id = c.workers[*victim];
-  auto w = st.pool.find(id);
-  auto pid = w->pid;
-  auto why = "the memory monitor of node " + st.cfg.node.hex() +
-             " killed worker " + id.hex() + " (pid " + std::to_string(pid) +
-             "): " + std::to_string(st.memory.used) + " of " +
+  auto* instance =
+      id.nil() ? &st.instance_processes.at(c.instances[*victim]) : nullptr;
+  auto pid = instance != nullptr ? instance->pid : st.pool.find(id)->pid;
+  auto what =
+      instance != nullptr
+          ? "the instance process of an actor (pid " + std::to_string(pid) + ")"
+          : "worker " + id.hex() + " (pid " + std::to_string(pid) + ")";
+  auto why = "the memory monitor of node " + st.cfg.node.hex() + " killed " +
+             what + ": " + std::to_string(st.memory.used) + " of " +
              std::to_string(st.memory.limit) + " bytes in use (" +
              st.memory.scope + ", " + percent(st.memory.share()) +
              "), past the threshold of " + percent(st.cfg.memory_threshold);
@@ -100,6 +117,12 @@ void kill_one(raylet_actor* self) {
   st.memory_killed_at = std::chrono::steady_clock::now();
   st.memory_kills += 1;
   record_kill(self, why);
+  if (instance != nullptr) {
+    // Its host learns why it ended from its exit report.
+    instance->killed_for = why;
+    st.cfg.launcher->kill(pid);
+    return;
+  }
   kill_worker(self, id, why, errc::out_of_memory);
 }
 

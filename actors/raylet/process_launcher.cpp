@@ -212,9 +212,10 @@ pid_t process_launcher::spawn(const worker_program& program,
 void process_launcher::launch(const worker_program& program,
                               const std::vector<std::string>& env,
                               exit_callback on_exit, start_callback on_started,
-                              job_id job) {
-  launch_request r{program, env,    std::move(on_exit), std::move(on_started),
-                   job,     nullptr};
+                              job_id job, bool fresh) {
+  launch_request r{
+      program, env,  std::move(on_exit), std::move(on_started), job,
+      nullptr, fresh};
   if (output_) {
     try {
       r.pipes = output_->make_pipes();
@@ -370,7 +371,8 @@ bool process_launcher::ask_fork(fork_server& server, launch_request& r) {
   std::vector<int> pass;
   if (r.pipes)
     pass = {r.pipes->out_write, r.pipes->err_write};
-  if (!fork_wire::send(server.fd, {fork_wire::kind::fork, serial, 0, 0},
+  auto status = r.fresh ? fork_wire::fresh_fork : 0;
+  if (!fork_wire::send(server.fd, {fork_wire::kind::fork, serial, 0, status},
                        entries, pass))
     return false;
   requests_.emplace(serial, fork_request{server.pid,

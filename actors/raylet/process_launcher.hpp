@@ -112,10 +112,11 @@ public:
   /// last most), with default signal
   /// dispositions and an empty signal mask. Returns at once; `on_started`
   /// says later which process started, or why none did. Its output's
-  /// lines go to the driver of `job`.
+  /// lines go to the driver of `job`. A `fresh` one is never a fork
+  /// server's spare.
   void launch(const worker_program& program,
               const std::vector<std::string>& env, exit_callback on_exit,
-              start_callback on_started, job_id job = {});
+              start_callback on_started, job_id job = {}, bool fresh = false);
 
   /// The same, waiting for the answer (up to `fork_answer_timeout` and a
   /// start by exec): for tests and tools, never on an actor's thread.
@@ -164,6 +165,8 @@ private:
     job_id job;
     /// Its stdout and stderr, if `output_` reads them.
     std::shared_ptr<worker_output::pipes> pipes;
+    /// Forked for it, never a spare.
+    bool fresh = false;
   };
 
   /// A fork request awaiting its server's answer.

@@ -44,13 +44,27 @@ void process_down(raylet_actor* self, const caf::down_msg& msg) {
   }
 }
 
-// Takes the metrics a worker process of this node, or a driver whose home
+// Whether the sender is the host of an instance process of this node that
+// ships the instance's metrics as `worker`.
+bool ships_for_instance(raylet_actor* self, const worker_id& worker) {
+  auto sender = self->current_sender();
+  if (sender == nullptr)
+    return false;
+  for (const auto& [token, p] : self->state.instance_processes)
+    if (p.metrics_id == worker && same_actor(p.requester, sender))
+      return true;
+  return false;
+}
+
+// Takes the metrics a worker process of this node, an instance process
+// through its host, or a driver whose home
 // it is, shipped; each sender's series count against its metrics' bounds.
 // Answers true once taken (or refused), so that a driver's last shipment
 // can be waited for.
 bool take_user_metrics(raylet_actor* self, const protocol::user_metrics& msg) {
   auto& st = self->state;
-  if (st.pool.find(msg.worker) == nullptr) {
+  if (st.pool.find(msg.worker) == nullptr &&
+      !ships_for_instance(self, msg.worker)) {
     auto sender = self->current_sender();
     if (sender == nullptr)
       return true;
@@ -193,6 +207,15 @@ caf::behavior raylet_behavior(raylet_actor* self, raylet_config cfg) {
         worker_launched(self, msg);
       },
       [self](const protocol::worker_exited& msg) { worker_exited(self, msg); },
+      [self](const protocol::start_instance_process& msg) {
+        return start_instance_process(self, msg);
+      },
+      [self](const protocol::instance_process_launched& msg) {
+        instance_process_launched(self, msg);
+      },
+      [self](const protocol::instance_process_exited& msg) {
+        instance_process_exited(self, msg);
+      },
       [self](const protocol::check_worker_process& msg) {
         check_worker_process(self, msg.worker);
       },

@@ -84,6 +84,11 @@ struct raylet_config {
   /// Worker processes starting at once; 0 is the node's CPUs (at least 1),
   /// and four per CPU while actors wait for processes of their own.
   std::uint32_t max_starting_workers = 0;
+  /// An actor of its own process is hosted by a worker process of its job
+  /// that hosts others too, its instance in a process forked for it alone
+  /// (an instance process: worker/instance_wire.hpp), which costs a fork,
+  /// not a worker's start. False: in a worker process of its own.
+  bool instance_processes = true;
   /// Where the node keeps the programs it fetched from the control store,
   /// by SHA-256 (see job_programs.cpp); a directory of this user's alone.
   std::string program_cache;

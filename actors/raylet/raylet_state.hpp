@@ -217,6 +217,25 @@ struct raylet_state {
   std::unordered_map<worker_id, protocol::host_actors> to_hand;
   /// Whether a `hand_atom` is on its way.
   bool hand_scheduled = false;
+  /// An instance process, started for an actor host in a worker process.
+  struct instance_process {
+    /// The worker process of its host: it ends with that process.
+    worker_id host;
+    /// The actor host that asked for it, which learns how it ended, and
+    /// ships its user metrics as `metrics_id`.
+    caf::actor requester;
+    worker_id metrics_id;
+    std::int32_t pid = 0;
+    /// Numbers the starts: a later one has a larger number.
+    std::uint64_t start_number = 0;
+    /// Why the node killed it, if it did: its exit report says so.
+    std::string killed_for;
+    /// The host's request, until the process runs.
+    caf::typed_response_promise<std::int32_t> started;
+  };
+  /// Instance processes, by their token, and how many were started.
+  std::unordered_map<std::string, instance_process> instance_processes;
+  std::uint64_t instance_starts = 0;
   /// Jobs whose batch of output lines is on its way to their driver,
   /// unanswered (or whose driver did not answer the last in time): their
   /// next lines go once it is taken, and wait (or are dropped) meanwhile.
@@ -263,6 +282,13 @@ using raylet_actor = caf::stateful_actor<raylet_state>;
 
 inline caf::actor self_handle(raylet_actor* self) {
   return caf::actor_cast<caf::actor>(self);
+}
+
+/// Whether `x` and `y` name the same actor: compared by id and process, as
+/// a handle and a sender are.
+template <class X, class Y>
+bool same_actor(const X& x, const Y& y) {
+  return x && y && x->id() == y->id() && x->node() == y->node();
 }
 
 /// The node's registration with the control store, without hosted actors.
@@ -378,6 +404,15 @@ void worker_exited(raylet_actor* self, const protocol::worker_exited& msg);
 /// Starts a worker process of the actor's job to host the instance `msg`
 /// asks for; the instance takes its resources from now.
 void host_in_process(raylet_actor* self, protocol::host_actor& msg);
+caf::result<std::int32_t>
+start_instance_process(raylet_actor* self,
+                       const protocol::start_instance_process& msg);
+void instance_process_launched(raylet_actor* self,
+                               const protocol::instance_process_launched& msg);
+void instance_process_exited(raylet_actor* self,
+                             const protocol::instance_process_exited& msg);
+/// Kills the instance processes of the worker process `host`, which ended.
+void kill_instance_processes(raylet_actor* self, const worker_id& host);
 
 /// Forgets the instance `msg` names if it waits for its process to start
 /// or to register: its resources are free again, and a process started for

@@ -196,6 +196,8 @@ void retire_ended_workers(raylet_actor* self) {
   st.pool.for_each([&](const worker& w) { alive.insert(w.id.hex()); });
   for (const auto& [addr, driver] : st.metric_drivers)
     alive.insert(driver.hex());
+  for (const auto& [token, p] : st.instance_processes)
+    alive.insert(p.metrics_id.hex());
   st.user_metrics.retire_all_but(alive);
 }
 

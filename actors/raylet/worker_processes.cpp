@@ -11,6 +11,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "raylet/raylet_state.hpp"
+#include "worker/instance_wire.hpp"
 #include "worker/worker_process.hpp"
 
 namespace prism::actors::raylet_internal {
@@ -226,7 +227,11 @@ worker_pool::worker* shared_host_for(raylet_actor* self, job_id job) {
 bool try_host(raylet_actor* self, protocol::host_actor& msg) {
   auto& st = self->state;
   auto job = msg.spec.job;
-  if (msg.spec.shared_host)
+  // An actor of its own process is hosted with its job's shared ones, its
+  // instance in a process forked for it alone.
+  msg.instance_process = !msg.spec.shared_host && st.cfg.instance_processes;
+  bool shared = msg.spec.shared_host || msg.instance_process;
+  if (shared)
     if (auto w = shared_host_for(self, job)) {
       host_in(self, *w, std::move(msg));
       return true;
@@ -236,7 +241,7 @@ bool try_host(raylet_actor* self, protocol::host_actor& msg) {
   auto program = program_of(self, job);
   if (program == nullptr)
     return false;
-  auto id = launch(self, job, true, msg.spec.shared_host, *program);
+  auto id = launch(self, job, true, shared, *program);
   host_in(self, *st.pool.find(id), std::move(msg));
   return true;
 }
@@ -427,6 +432,125 @@ caf::result<bool> worker_ready(raylet_actor* self,
   if (!hosts_actor)
     stop_if_job_finished(self, id);
   return true;
+}
+
+/// How a process that ended well ended (`describe_exit`).
+constexpr std::string_view clean_exit = "exited with code 0";
+
+caf::result<std::int32_t>
+start_instance_process(raylet_actor* self,
+                       const protocol::start_instance_process& msg) {
+  auto& st = self->state;
+  // Only a process of the job that hosts its actors asks.
+  worker_pool::worker* host = nullptr;
+  if (auto sender = self->current_sender(); sender && runs_processes(self))
+    for (auto* w : st.pool.shared_hosts_of(msg.job))
+      if (w->handle && w->handle.node() == sender->node())
+        host = w;
+  if (host == nullptr)
+    return caf::make_error(caf::sec::unexpected_message,
+                           "only a worker process of the job that hosts its "
+                           "actors starts instance processes");
+  auto program = program_of(self, msg.job);
+  if (program == nullptr)
+    return caf::make_error(caf::sec::runtime_error,
+                           "the program of job " +
+                               std::to_string(msg.job.value) +
+                               " is not known on this node");
+  if (msg.token.empty() || st.instance_processes.count(msg.token) > 0)
+    return caf::make_error(caf::sec::unexpected_message,
+                           "an instance process needs a token of its own");
+  // Taken before the promise, which takes the sender from the message.
+  auto requester = caf::actor_cast<caf::actor>(self->current_sender());
+  auto rp = self->make_response_promise<std::int32_t>();
+  st.instance_processes.emplace(
+      msg.token, raylet_state::instance_process{host->id,
+                                                std::move(requester),
+                                                msg.worker,
+                                                0,
+                                                ++st.instance_starts,
+                                                {},
+                                                rp});
+  auto raylet = self->address();
+  auto token = msg.token;
+  st.cfg.launcher->launch(
+      *program,
+      {std::string{instance_wire::socket_variable} + "=" + msg.socket,
+       std::string{instance_wire::token_variable} + "=" + msg.token},
+      [raylet, token](pid_t pid, const std::string& how) {
+        if (auto r = caf::actor_cast<caf::actor>(raylet))
+          caf::anon_send(r, protocol::instance_process_exited{token, pid, how});
+      },
+      [raylet, token](const process_launcher::launched& l) {
+        if (auto r = caf::actor_cast<caf::actor>(raylet))
+          caf::anon_send(
+              r, protocol::instance_process_launched{token, l.pid, l.error});
+        else if (l.pid > 0)
+          ::kill(l.pid, SIGKILL); // Its node is gone.
+      },
+      msg.job, true);
+  return rp;
+}
+
+void instance_process_launched(raylet_actor* self,
+                               const protocol::instance_process_launched& msg) {
+  auto& st = self->state;
+  auto p = st.instance_processes.find(msg.token);
+  if (p == st.instance_processes.end()) {
+    // Its host ended while it started.
+    if (msg.pid > 0)
+      st.cfg.launcher->kill(msg.pid);
+    return;
+  }
+  if (!msg.error.empty()) {
+    st.log->error("cannot start an instance process: {}", msg.error);
+    p->second.started.deliver(caf::make_error(
+        caf::sec::runtime_error, "no process started: " + msg.error));
+    st.instance_processes.erase(p);
+    return;
+  }
+  p->second.pid = msg.pid;
+  p->second.started.deliver(msg.pid);
+}
+
+void instance_process_exited(raylet_actor* self,
+                             const protocol::instance_process_exited& msg) {
+  auto& st = self->state;
+  auto p = st.instance_processes.find(msg.token);
+  if (p == st.instance_processes.end() || p->second.pid != msg.pid)
+    return;
+  st.log->debug("instance process {} {}", msg.pid, msg.how);
+  // One that exited other than as its host had it (the end of its socket)
+  // failed, as a worker process that ends on its own does.
+  if (p->second.killed_for.empty() && msg.how != clean_exit)
+    ++st.processes_failed;
+  if (msg.pid == st.memory_victim_pid)
+    st.memory_victim_pid = 0; // Its memory is free: the monitor goes on.
+  auto report = msg;
+  if (!p->second.killed_for.empty())
+    report.how = "was killed: " + p->second.killed_for;
+  self->send(p->second.requester, std::move(report));
+  st.instance_processes.erase(p);
+}
+
+void kill_instance_processes(raylet_actor* self, const worker_id& host) {
+  auto& st = self->state;
+  // Each reads the end of its host's socket and exits; one that does not
+  // (stopped, or its reading thread stuck) goes all the same.
+  std::vector<caf::typed_response_promise<std::int32_t>> unanswered;
+  std::erase_if(st.instance_processes, [&](const auto& entry) {
+    const auto& p = entry.second;
+    if (p.host != host)
+      return false;
+    if (p.pid > 0)
+      st.cfg.launcher->kill(p.pid);
+    else
+      unanswered.push_back(p.started);
+    return true;
+  });
+  for (auto& rp : unanswered)
+    rp.deliver(
+        caf::make_error(caf::sec::runtime_error, "its host's process ended"));
 }
 
 void worker_launched(raylet_actor* self, const protocol::worker_launched& msg) {

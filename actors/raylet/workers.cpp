@@ -93,6 +93,8 @@ void worker_gone(raylet_actor* self, worker_id id, const std::string& reason,
   if (!w)
     return;
   st.log->info("worker {} gone: {}", id.hex(), reason);
+  if (runs_processes(self))
+    kill_instance_processes(self, id);
   if (auto l = st.lease_of_worker.find(id); l != st.lease_of_worker.end()) {
     auto lease_id = l->second;
     if (auto i = st.leases.find(lease_id); i != st.leases.end())

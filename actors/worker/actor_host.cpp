@@ -26,8 +26,12 @@
 #include "prism/internal/task_events.hpp"
 #include "protocol/gcs_raylet_actors.hpp"
 #include "protocol/gcs_restart.hpp"
+#include "protocol/metrics.hpp"
 #include "protocol/owner_actor.hpp"
+#include "protocol/raylet_worker.hpp"
 #include "protocol/supervisor.hpp"
+#include "worker/instance_bridge.hpp"
+#include "worker/instance_process.hpp"
 
 namespace prism::actors {
 
@@ -46,6 +50,14 @@ using go_on_atom = caf::atom_constant<caf::atom("goon")>;
 /// The sleeps that end in a millisecond are over
 /// (`instance_state::async_part::sleepers`).
 using slept_atom = caf::atom_constant<caf::atom("slept")>;
+/// The instance process ended (or could not start).
+/// The instance process's socket ended (or, with a text, the instance is
+/// lost: why).
+using lost_atom = caf::atom_constant<caf::atom("instlost")>;
+/// The time the instance process had to connect is up.
+using connect_atom = caf::atom_constant<caf::atom("instconn")>;
+/// An asynchronous call that waits in the instance process may go on.
+using woke_atom = caf::atom_constant<caf::atom("instwoke")>;
 
 class async_call_state;
 
@@ -317,6 +329,26 @@ struct named_groups {
   std::unordered_map<std::string, std::size_t> of_method;
 };
 
+/// What a host keeps of an instance that runs in a process of its own
+/// (worker/instance_process.hpp).
+struct remote_instance {
+  std::shared_ptr<instance_link> link;
+  /// Makes the calls of Prism's API that the instance makes.
+  std::shared_ptr<instance_bridge> bridge;
+  /// An asynchronous call that waits: the call (without its arguments), its
+  /// group, and when it began.
+  struct waiting_call {
+    protocol::actor_task call;
+    std::size_t group = 0;
+    std::int64_t start_us = 0;
+  };
+  std::unordered_map<task_id, waiting_call> waiting;
+  /// Per group, the waiting calls that may go on, in the order they woke.
+  std::map<std::size_t, std::list<task_id>> woken;
+  /// Calls that woke before the host heard that they wait.
+  std::vector<task_id> woke_early;
+};
+
 struct host_state {
   static inline const char* name = "actor_host";
 
@@ -346,6 +378,9 @@ struct host_state {
   }
   /// Why it ended, for the calls it refuses.
   std::string end_cause;
+  /// What the host keeps of an instance that runs in a process of its own;
+  /// none for one that runs here.
+  std::unique_ptr<remote_instance> remote;
 
   const caf::actor& gcs() const {
     return inst->runtime.settings().gcs;
@@ -874,6 +909,188 @@ void construct(host_actor* self, actor_host_config& cfg) {
   });
 }
 
+/// How long an instance process has to start and connect.
+constexpr auto instance_start_timeout = std::chrono::seconds{30};
+
+/// How long a host whose instance process's socket ended waits for its
+/// node to say how the process ended, before it says only that it did.
+constexpr auto instance_exit_wait = std::chrono::milliseconds{500};
+
+/// The instance is lost with its process: the control store restarts it if
+/// it may. The host reports it (past the endpoint's hop, so that a restart
+/// of the control store loses nothing) and ends as if it ended well: its
+/// node has nothing to add.
+void lose_instance(host_actor* self, const std::string& why) {
+  auto& st = self->state;
+  if (st.ending)
+    return;
+  st.ending = true;
+  st.end_cause = why;
+  self->send(attached_gcs(st.gcs()),
+             protocol::actor_instance_lost{st.actor, st.incarnation, why});
+  self->quit(caf::exit_reason::normal);
+}
+
+/// Has the node start a process for the instance, and makes the instance
+/// there once the process connects (see worker/instance_process.hpp).
+void construct_in_process(host_actor* self, actor_host_config& cfg) {
+  auto& st = self->state;
+  instance_links* links = nullptr;
+  try {
+    links = &instance_links::of_process();
+  } catch (const std::exception& e) {
+    lose_instance(self, e.what());
+    return;
+  }
+  instance_wire::construct msg;
+  msg.factory = std::move(cfg.spec.factory);
+  msg.args.reserve(cfg.spec.args.size());
+  for (auto& arg : cfg.spec.args)
+    msg.args.push_back(std::move(arg.inline_value));
+  msg.actor = st.actor;
+  msg.num_restarts = st.incarnation;
+  msg.source = st.inst->source;
+  msg.self = st.inst->runtime.self();
+  msg.node = st.node();
+  msg.job = cfg.spec.job;
+  st.remote = std::make_unique<remote_instance>();
+  auto& remote = *st.remote;
+  auto weak_inst = std::weak_ptr<instance_state>(st.inst);
+  remote.bridge = std::make_shared<instance_bridge>(
+      std::shared_ptr<detail::runtime>(st.inst, &st.inst->runtime), st.pool,
+      [weak_inst] {
+        if (auto i = weak_inst.lock())
+          if (auto* client = i->runtime.made())
+            client->store()->wake_stopped();
+      },
+      [weak_inst](const detail::ref_token& ref, std::function<void()> ready) {
+        if (auto i = weak_inst.lock())
+          i->runtime.client().when_ready(ref, std::move(ready));
+      });
+  remote.bridge->sending(msg.args);
+  // Weak: the link the callbacks live in is the host's.
+  auto weak = self->address();
+  auto tell = [weak](auto... xs) {
+    if (auto host = caf::actor_cast<caf::actor>(weak))
+      caf::anon_send(host, xs...);
+  };
+  auto token = unique_id::random().hex() + unique_id::random().hex();
+  st.default_group.running = 1;
+  instance_links::callbacks cbs;
+  cbs.connected = [inst = st.inst, tell,
+                   msg = std::move(msg)](instance_link& link) {
+    link.construct(msg, [inst, tell](instance_wire::constructed c) {
+      inst->failure = std::move(c.failure);
+      tell(ran_atom::value, std::int32_t{0});
+    });
+  };
+  cbs.runtime_call = [bridge =
+                          remote.bridge](instance_link& link,
+                                         instance_wire::runtime_call call) {
+    bridge->take(link, std::move(call));
+  };
+  cbs.wake = [tell](const task_id& task) { tell(woke_atom::value, task); };
+  // Shipped by the host, which the node knows to ship for the instance.
+  cbs.metrics = [tell](instance_wire::metrics m) { tell(std::move(m)); };
+  cbs.lost = [tell] { tell(lost_atom::value); };
+  remote.link = links->expect(token, std::move(cbs));
+  self->request(st.inst->runtime.settings().raylet, instance_start_timeout,
+                protocol::start_instance_process{cfg.spec.job,
+                                                 links->socket_name(), token,
+                                                 st.inst->runtime.self()})
+      .then([](std::int32_t) {},
+            [self](caf::error& err) {
+              lose_instance(self, "its process did not start (" +
+                                      self->system().render(err) + ")");
+            });
+  self->delayed_send(self, instance_start_timeout, connect_atom::value);
+}
+
+/// Calls of a batch that wait (asynchronous ones), from the link's thread
+/// to the host: each goes on once its process says it may. A message of
+/// this process alone, inspectable as CAF asks of every message.
+struct calls_wait {
+  std::size_t group = 0;
+  std::vector<remote_instance::waiting_call> calls;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f,
+                                        remote_instance::waiting_call& x) {
+  return f(x.call, x.group, x.start_us);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, calls_wait& x) {
+  return f(x.group, x.calls);
+}
+
+/// Has the instance's process run `calls` of group `group` (or go on with
+/// them, `resume`: asynchronous calls that waited, begun at `starts`), and
+/// answers them as it learns how they went.
+void run_in_process(host_actor* self, std::int32_t group,
+                    std::vector<protocol::actor_task> calls, bool resume,
+                    std::vector<std::int64_t> starts = {}) {
+  auto& st = self->state;
+  auto& remote = *st.remote;
+  instance_wire::run batch;
+  batch.resume = resume;
+  batch.calls.reserve(calls.size());
+  for (auto& call : calls) {
+    auto& c = batch.calls.emplace_back();
+    c.task = call.task;
+    c.method = call.method;
+    c.timed = call.submit_us != 0;
+    c.args.reserve(call.args.size());
+    for (auto& arg : call.args)
+      c.args.push_back(std::move(arg.inline_value));
+    // The answer needs the rest of the call, not its arguments.
+    call.args.clear();
+    remote.bridge->sending(c.args);
+  }
+  starts.resize(calls.size(), 0);
+  auto done = [inst = st.inst, bridge = remote.bridge,
+               host = caf::actor_cast<caf::actor>(self), actor = st.actor,
+               inc = st.incarnation, group, calls = std::move(calls),
+               starts = std::move(starts)](instance_wire::ran r) {
+    if (r.exit_requested)
+      inst->exit_requested = true;
+    calls_wait waiting;
+    waiting.group = static_cast<std::size_t>(group);
+    auto n = std::min(r.outcomes.size(), calls.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      auto& o = r.outcomes[i];
+      auto start_us = starts[i] != 0 ? starts[i] : o.start_us;
+      if (o.waits) {
+        waiting.calls.push_back({calls[i], waiting.group, start_us});
+        continue;
+      }
+      protocol::actor_task_done answered;
+      answered.actor = actor;
+      answered.task = calls[i].task;
+      answered.incarnation = inc;
+      answered.ok = o.ok;
+      // The process held the refs inside the result to send it; the host
+      // holds them now, until it sent the answer (`answer`).
+      bridge->restore(o.result);
+      bridge->handed_on(o.result.refs);
+      answered.result = std::move(o.result);
+      answered.error = std::move(o.error);
+      answered.start_us = start_us;
+      answered.end_us = o.end_us;
+      answer(*inst, host, calls[i], std::move(answered), i + 1 == n);
+    }
+    send_answers(*inst);
+    // Before the batch's end: a call that woke meanwhile finds it waiting.
+    if (!waiting.calls.empty())
+      caf::anon_send(host, std::move(waiting));
+    caf::anon_send(host, ran_atom::value, group);
+  };
+  // A link that ended says so: the host ends then, and the calls' callers
+  // learn of it from the control store.
+  remote.link->run(std::move(batch), std::move(done));
+}
+
 /// How long an ending host waits for the control store to take its end.
 constexpr auto end_report_timeout = std::chrono::seconds{5};
 
@@ -945,10 +1162,61 @@ std::vector<Call> take_batch(std::list<Call>& calls, std::int32_t limit) {
   return batch;
 }
 
+/// Hands the woken calls of group `index` and then its queued ones to the
+/// instance's process, up to the group's concurrency.
+void run_group_in_process(host_actor* self, std::size_t index) {
+  auto& st = self->state;
+  auto& g = st.group(index);
+  auto group = static_cast<std::int32_t>(index);
+  auto& woken = st.remote->woken[index];
+  while (g.running < g.limit && !woken.empty()) {
+    std::vector<protocol::actor_task> calls;
+    std::vector<std::int64_t> starts;
+    for (auto task : take_batch(woken, g.limit)) {
+      auto w = st.remote->waiting.find(task);
+      if (w == st.remote->waiting.end())
+        continue;
+      calls.push_back(std::move(w->second.call));
+      starts.push_back(w->second.start_us);
+      st.remote->waiting.erase(w);
+    }
+    if (calls.empty())
+      continue;
+    ++g.running;
+    run_in_process(self, group, std::move(calls), true, std::move(starts));
+  }
+  while (g.running < g.limit && !g.queue.empty()) {
+    ++g.running;
+    run_in_process(self, group, take_batch(g.queue, g.limit), false);
+  }
+}
+
+// Calls of the instance's process wait: each goes on once it wakes.
+void on_calls_wait(host_actor* self, calls_wait& msg) {
+  auto& st = self->state;
+  if (!st.remote || st.ending)
+    return;
+  auto& remote = *st.remote;
+  for (auto& w : msg.calls) {
+    auto task = w.call.task;
+    remote.waiting.emplace(task, std::move(w));
+    if (auto early =
+            std::find(remote.woke_early.begin(), remote.woke_early.end(), task);
+        early != remote.woke_early.end()) {
+      remote.woke_early.erase(early);
+      remote.woken[msg.group].push_back(task);
+    }
+  }
+}
+
 // Hands group `index`'s queued calls to the pool, up to the group's
 // concurrency: in batches when it runs one call at a time.
 void run_group(host_actor* self, std::size_t index) {
   auto& st = self->state;
+  if (st.remote) {
+    run_group_in_process(self, index);
+    return;
+  }
   auto& g = st.group(index);
   auto me = caf::actor_cast<caf::actor>(self);
   auto group = static_cast<std::int32_t>(index);
@@ -1002,10 +1270,11 @@ void report_started(host_actor* self) {
   auto& st = self->state;
   auto reporter = caf::actor_cast<caf::actor>(st.reporter);
   self->send(reporter ? reporter : attached_gcs(st.gcs()),
-             protocol::actor_started{st.actor, st.incarnation,
-                                     caf::actor_cast<caf::actor>(self),
-                                     st.node(), own_contact(self->system()),
-                                     static_cast<std::int32_t>(::getpid())});
+             protocol::actor_started{
+                 st.actor, st.incarnation, caf::actor_cast<caf::actor>(self),
+                 st.node(), own_contact(self->system()),
+                 st.remote ? st.remote->link->pid()
+                           : static_cast<std::int32_t>(::getpid())});
 }
 
 /// The group of `name`, or none.
@@ -1093,6 +1362,12 @@ void on_cancel(host_actor* self, const task_id& task) {
       queue.erase(call);
       return;
     }
+  }
+  // Its process runs it, or has it to run.
+  if (st.remote) {
+    st.remote->link->cancel(task);
+    st.remote->bridge->cancel(task);
+    return;
   }
   auto& inst = *st.inst;
   bool running = false;
@@ -1185,6 +1460,34 @@ void on_ran(host_actor* self, std::int32_t group) {
     run_group(self, index);
 }
 
+// An asynchronous call that waits in the instance's process may go on: it
+// does in its group, before the calls that have not begun.
+void on_woke(host_actor* self, const task_id& task) {
+  auto& st = self->state;
+  if (!st.remote || st.ending)
+    return;
+  auto& remote = *st.remote;
+  auto w = remote.waiting.find(task);
+  if (w == remote.waiting.end()) {
+    // Its batch's answer, which says it waits, is on its way.
+    remote.woke_early.push_back(task);
+    return;
+  }
+  auto index = w->second.group;
+  remote.woken[index].push_back(task);
+  if (st.ready)
+    run_group(self, index);
+}
+
+// The time the instance process had to connect is up.
+void on_connect_time_up(host_actor* self) {
+  auto& st = self->state;
+  if (st.remote && st.remote->link->pid() == 0)
+    lose_instance(self, "its process did not connect within " +
+                            std::to_string(instance_start_timeout.count()) +
+                            " s");
+}
+
 // The calls taken in and not handed to a thread yet, in every group.
 std::uint64_t queue_length(host_actor* self) {
   auto& st = self->state;
@@ -1217,6 +1520,32 @@ caf::result<caf::message> other_messages(caf::scheduled_actor* me,
     sleep_ended(self, x.get_as<std::int64_t>(1));
   else if (x.match_elements<protocol::gcs_restarted>())
     on_gcs_restarted(self);
+  else if (x.match_elements<lost_atom>())
+    // Its node says how the process ended, soon.
+    self->delayed_send(self, instance_exit_wait, lost_atom::value,
+                       std::string{"its process ended"});
+  else if (x.match_elements<lost_atom, std::string>())
+    lose_instance(self, x.get_as<std::string>(1));
+  else if (x.match_elements<protocol::instance_process_exited>())
+    lose_instance(
+        self,
+        "its process (pid " +
+            std::to_string(x.get_as<protocol::instance_process_exited>(0).pid) +
+            ") " + x.get_as<protocol::instance_process_exited>(0).how);
+  else if (x.match_elements<connect_atom>())
+    on_connect_time_up(self);
+  else if (x.match_elements<calls_wait>())
+    on_calls_wait(self, x.get_mutable_as<calls_wait>(0));
+  else if (x.match_elements<woke_atom, task_id>())
+    on_woke(self, x.get_as<task_id>(1));
+  else if (x.match_elements<bool>())
+    ; // the node took the instance's metrics
+  else if (x.match_elements<instance_wire::metrics>())
+    self->send(
+        self->state.inst->runtime.settings().raylet,
+        protocol::user_metrics{
+            self->state.inst->runtime.self(),
+            std::move(x.get_mutable_as<instance_wire::metrics>(0).series)});
   else
     return drop_unexpected(me, view, *host_logger());
   return caf::message{};
@@ -1257,7 +1586,14 @@ caf::behavior host_behavior(host_actor* self, actor_host_config cfg) {
     // The actor's owner shares its fate: what it owns is lost with it.
     client->stop_owner();
   });
-  construct(self, cfg);
+  if (cfg.instance_process) {
+    // The instance's process ends with its host.
+    construct_in_process(self, cfg);
+    if (st.remote)
+      self->attach_functor([link = st.remote->link] { link->close(); });
+  } else {
+    construct(self, cfg);
+  }
   return {
       [self](protocol::actor_task& call) { on_call(self, call); },
   };

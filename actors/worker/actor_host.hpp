@@ -49,6 +49,9 @@ struct actor_host_config {
   /// The actor of the host's process that reports its start to the control
   /// store together with others; none (or gone): the host reports itself.
   caf::actor_addr reporter;
+  /// The instance runs in a process of its own, which the host has its
+  /// node start (worker/instance_process.hpp), not in the host's process.
+  bool instance_process = false;
 };
 
 /// Spawns the host of one actor instance: an event-based CAF actor (no

@@ -292,7 +292,8 @@ void serve_forks(const std::function<void()>& prepare) {
       continue;
     }
     s.served = true;
-    if (hand_to_spare(s, h, text, passed)) {
+    if (h.status != fork_wire::fresh_fork &&
+        hand_to_spare(s, h, text, passed)) {
       fork_wire::close_all(passed);
       continue;
     }

@@ -39,7 +39,7 @@ enum class kind : std::uint8_t {
   /// node -> server: fork a worker, with `text` the "NAME=value" entries
   /// to set in its environment, each ended by '\0', and, if two
   /// descriptors ride along, its stdout and stderr. The server passes it
-  /// on to a spare, if it has one.
+  /// on to a spare, if it has one, unless `status` is `fresh_fork`.
   fork = 3,
   /// server -> node: forked, as `pid`; a pidfd of it rides along. `status`
   /// is 1 if it is a spare, forked and prepared before the request.
@@ -50,6 +50,10 @@ enum class kind : std::uint8_t {
   /// `status`.
   exited = 6,
 };
+
+/// A fork request's `status` that asks for a process forked for it, never
+/// a spare (a spare prepared to serve as a worker).
+inline constexpr std::int32_t fresh_fork = 1;
 
 struct header {
   kind what = kind::ready;

@@ -169,6 +169,7 @@ caf::actor host_instance(worker_actor* self, protocol::host_actor& msg) {
   hc.incarnation = msg.incarnation;
   hc.pool = st.cfg.actor_pool;
   hc.reporter = self->address();
+  hc.instance_process = msg.instance_process;
   auto host = spawn_actor_host(self->system(), std::move(hc));
   self->monitor(host);
   st.hosts.insert(host.address());
@@ -185,7 +186,7 @@ host_instances(worker_actor* self, protocol::host_actors& batch) {
     return caf::make_error(caf::sec::unexpected_message,
                            "this worker hosts no actor instances");
   bool shared = std::all_of(batch.begin(), batch.end(), [](const auto& msg) {
-    return msg.spec.shared_host;
+    return msg.spec.shared_host || msg.instance_process;
   });
   if ((!shared && batch.size() > 1) ||
       (!st.hosts.empty() && !(st.shared && shared)))

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <mutex>
 #include <system_error>
+#include <vector>
 
 namespace prism::internal {
 
@@ -172,6 +174,21 @@ std::uint64_t object_arena::faulted() const {
 // -- arena_view
 // ----------------------------------------------------------------
 
+namespace {
+
+/// The views this process mapped, for `arena_view::containing`.
+std::mutex& views_mu() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::vector<std::weak_ptr<const arena_view>>& views() {
+  static std::vector<std::weak_ptr<const arena_view>> all;
+  return all;
+}
+
+} // namespace
+
 std::shared_ptr<const arena_view>
 arena_view::open(const std::string& path, std::uint64_t capacity,
                  const unique_id& mark, std::string& why, bool writable) {
@@ -207,12 +224,29 @@ arena_view::open(const std::string& path, std::uint64_t capacity,
     why = path + " is not the object store it was said to be";
     return nullptr;
   }
-  return std::shared_ptr<const arena_view>{
-      new arena_view(base, capacity, mark, writable)};
+  std::shared_ptr<const arena_view> view{
+      new arena_view(base, capacity, mark, writable, path)};
+  std::lock_guard<std::mutex> guard{views_mu()};
+  std::erase_if(views(), [](const auto& v) { return v.expired(); });
+  views().push_back(view);
+  return view;
 }
 
 arena_view::~arena_view() {
   ::munmap(base_, capacity_);
+}
+
+std::shared_ptr<const arena_view>
+arena_view::containing(const char* p, std::size_t n, std::uint64_t& offset) {
+  std::lock_guard<std::mutex> guard{views_mu()};
+  for (auto& weak : views()) {
+    auto view = weak.lock();
+    if (!view || p < view->base_ || p + n > view->base_ + view->capacity_)
+      continue;
+    offset = static_cast<std::uint64_t>(p - view->base_);
+    return view;
+  }
+  return nullptr;
 }
 
 const char* arena_view::at(std::uint64_t offset,

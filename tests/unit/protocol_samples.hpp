@@ -319,6 +319,28 @@ sample(type_tag<protocol::check_worker_process>, const caf::actor&) {
   return {.worker = some_worker()};
 }
 
+inline protocol::start_instance_process
+sample(type_tag<protocol::start_instance_process>, const caf::actor&) {
+  return {.job = job_id{7},
+          .socket = "prism-instances-0123456789abcdef",
+          .token = "00112233445566778899aabbccddeeff",
+          .worker = some_worker()};
+}
+
+inline protocol::instance_process_launched
+sample(type_tag<protocol::instance_process_launched>, const caf::actor&) {
+  return {.token = "00112233445566778899aabbccddeeff",
+          .pid = 4245,
+          .error = "cannot fork: Resource temporarily unavailable"};
+}
+
+inline protocol::instance_process_exited
+sample(type_tag<protocol::instance_process_exited>, const caf::actor&) {
+  return {.token = "00112233445566778899aabbccddeeff",
+          .pid = 4246,
+          .how = "was killed by signal 6 (SIGABRT)"};
+}
+
 inline protocol::door_target sample(type_tag<protocol::door_target>,
                                     const caf::actor& a) {
   return {.raylet = a};
@@ -541,7 +563,8 @@ inline protocol::actor_location sample(type_tag<protocol::actor_location>,
 
 inline protocol::host_actor sample(type_tag<protocol::host_actor>,
                                    const caf::actor&) {
-  return {.spec = sample_actor_spec(), .incarnation = 4};
+  return {
+      .spec = sample_actor_spec(), .incarnation = 4, .instance_process = true};
 }
 
 inline protocol::host_actors sample(type_tag<protocol::host_actors>,

@@ -120,12 +120,15 @@ namespace borrower_link_test {
 /// Set when the test program runs in a network namespace of its own.
 constexpr const char* own_network = "PRISM_TEST_OWN_NETWORK";
 
-/// An embedded cluster of 2 CPUs whose workers are processes.
+/// An embedded cluster of 2 CPUs whose workers are processes, each actor in
+/// a worker process of its own: each talks to the driver over a connection
+/// of its own (an instance process's host talks for several).
 struct worker_processes {
   worker_processes() {
     prism::config cfg;
     cfg.num_cpus = 2;
     cfg.worker_processes = true;
+    cfg.actor_instance_processes = false;
     prism::init(cfg);
   }
 

@@ -113,6 +113,15 @@ struct config {
   /// process is started by exec. The environment variable
   /// PRISM_FORK_WORKERS=0 turns it off too, for the nodes of `prism start`.
   bool fork_worker_processes = true;
+  /// Whether an actor of a process of its own (`prism::isolation::process`)
+  /// runs its instance in an instance process: forked from the fork server
+  /// for that instance alone, with no actor system of its own, and hosted
+  /// by a worker process of its job that hosts others too (README, "Actors
+  /// in processes"). Off, each such actor has a worker process of its own,
+  /// with its own actor system and connections: some three times the CPU
+  /// to start. The environment variable PRISM_INSTANCE_PROCESSES=0 turns it
+  /// off too, for the nodes of `prism start`.
+  bool actor_instance_processes = true;
   /// How long a node waits for a fork server's answer before it starts the
   /// worker process by exec instead and gives that server up. The node
   /// serves meanwhile: the wait holds no thread.

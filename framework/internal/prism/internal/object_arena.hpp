@@ -142,6 +142,20 @@ public:
     return mark_;
   }
 
+  /// Where it was mapped from, and how large it is.
+  const std::string& path() const noexcept {
+    return path_;
+  }
+  std::uint64_t capacity() const noexcept {
+    return capacity_;
+  }
+
+  /// The view of this process that maps the `n` bytes at `p`, if one does,
+  /// and their offset in it: for a process that hands bytes it read in
+  /// place on to another process on its host.
+  static std::shared_ptr<const arena_view>
+  containing(const char* p, std::size_t n, std::uint64_t& offset);
+
   /// As `at`, to write; nullptr if not mapped `writable`.
   char* writable_at(std::uint64_t offset, std::uint64_t n) const noexcept {
     return writable_ ? const_cast<char*>(at(offset, n)) : nullptr;
@@ -149,13 +163,15 @@ public:
 
 private:
   arena_view(char* base, std::uint64_t capacity, const unique_id& mark,
-             bool writable)
-      : base_(base), capacity_(capacity), mark_(mark), writable_(writable) {}
+             bool writable, std::string path)
+      : base_(base), capacity_(capacity), mark_(mark), writable_(writable),
+        path_(std::move(path)) {}
 
   char* base_;
   std::uint64_t capacity_;
   unique_id mark_;
   bool writable_;
+  std::string path_;
 };
 
 } // namespace prism::internal
