@@ -14,6 +14,7 @@
 
 #include "common/executor.hpp"
 #include "common/log.hpp"
+#include "common/processes.hpp"
 #include "net/network.hpp"
 #include "net/peers.hpp"
 #include "owner/owner_directory.hpp"
@@ -32,28 +33,12 @@ constexpr auto register_timeout = std::chrono::seconds{10};
 /// The code a worker process exits with when it cannot register.
 constexpr int cannot_register = 70;
 
-[[noreturn]] void leave(int code) {
-  spdlog::apply_all(
-      [](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::_exit(code);
-}
-
 [[noreturn]] void fail(const std::string& door, const std::string& why) {
   // To the node's log: this process's stderr is its user's.
   component_logger("worker")->error(
       "prism worker (pid {}): cannot register with the raylet's door at {}: {}",
       static_cast<int>(::getpid()), door, why);
-  leave(cannot_register);
-}
-
-std::string take_variable(const char* name) {
-  const char* value = std::getenv(name);
-  std::string result = value != nullptr ? value : "";
-  // Processes this one starts are not workers.
-  ::unsetenv(name);
-  return result;
+  exit_now(cannot_register);
 }
 
 /// What a worker process has before it registers.
@@ -94,7 +79,7 @@ void configure_worker() {
   ready_to_register = p;
   // What fails is said once a launch has this process (a spare of a node
   // that stopped exits without a word).
-  p->door_text = take_variable(worker_door_variable);
+  p->door_text = take_environment_variable(worker_door_variable);
   set_log_level("");
   try {
     p->door_address = parse_host_port(p->door_text, worker_door_variable);
@@ -110,7 +95,7 @@ void prepare_worker() {
   // static destructors and atexit handlers must not run under the threads
   // that still serve (they race them into a crash). Registered last, this
   // runs first.
-  ::on_exit([](int status, void*) { leave(status); }, nullptr);
+  ::on_exit([](int status, void*) { exit_now(status); }, nullptr);
   // A launch that brought a door of its own (the server had it not) is
   // configured by its own environment.
   if (ready_to_register == nullptr ||
@@ -147,7 +132,7 @@ void serve_as_worker() {
   if (!p.door)
     fail(p.door_text, p.unreached);
   auto& sys = *p.sys;
-  auto token = take_variable(worker_token_variable);
+  auto token = take_environment_variable(worker_token_variable);
   std::string why;
   caf::scoped_actor self{sys};
   protocol::worker_welcome welcome;
@@ -177,7 +162,7 @@ void serve_as_worker() {
   spawn_metrics_shipper(sys, welcome.raylet, welcome.worker);
   // Runs until the worker ends: its raylet stopped it or went away.
   self->receive([](const caf::down_msg&) {});
-  leave(0);
+  exit_now(0);
 }
 
 } // namespace prism::actors

@@ -1,8 +1,13 @@
 #include "common/processes.hpp"
 
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <spdlog/spdlog.h>
 
 extern char** environ;
 
@@ -55,6 +60,21 @@ std::string describe_exit(int status) {
     return "was killed by signal " + std::to_string(sig) + name;
   }
   return "ended with status " + std::to_string(status);
+}
+
+std::string take_environment_variable(const char* name) {
+  const char* value = std::getenv(name);
+  std::string result = value != nullptr ? value : "";
+  ::unsetenv(name);
+  return result;
+}
+
+void exit_now(int code) {
+  spdlog::apply_all(
+      [](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(code);
 }
 
 } // namespace prism::actors

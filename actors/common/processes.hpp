@@ -21,4 +21,14 @@ std::vector<char*> c_strings(std::vector<std::string>& strings);
 /// ended, from a `waitpid` status.
 std::string describe_exit(int status);
 
+/// The value of the environment variable `name` ("" if it is not set),
+/// taken out of this process's environment: the processes it starts do not
+/// inherit it.
+std::string take_environment_variable(const char* name);
+
+/// Flushes Prism's logs, stdout and stderr, and ends this process at once
+/// with `code` (`_exit`): no static destructor or atexit handler runs under
+/// threads that still run.
+[[noreturn]] void exit_now(int code);
+
 } // namespace prism::actors

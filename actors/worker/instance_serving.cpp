@@ -26,6 +26,7 @@
 
 #include "common/log.hpp"
 #include "common/output_source.hpp"
+#include "common/processes.hpp"
 #include "common/user_errors.hpp"
 #include "prism/detail/async.hpp"
 #include "prism/detail/function_registry.hpp"
@@ -42,26 +43,10 @@ namespace {
 /// host speaks nonsense.
 constexpr int cannot_serve = 70;
 
-[[noreturn]] void leave(int code) {
-  spdlog::apply_all(
-      [](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
-  std::fflush(stdout);
-  std::fflush(stderr);
-  ::_exit(code);
-}
-
 [[noreturn]] void fail(const std::string& why) {
   component_logger("worker")->error("prism instance process (pid {}): {}",
                                     static_cast<int>(::getpid()), why);
-  leave(cannot_serve);
-}
-
-std::string take_variable(const char* name) {
-  const char* value = std::getenv(name);
-  std::string result = value != nullptr ? value : "";
-  // Processes this one starts are not instance processes.
-  ::unsetenv(name);
-  return result;
+  exit_now(cannot_serve);
 }
 
 /// The threads of an instance process, as leader and followers: one thread
@@ -939,7 +924,7 @@ void serve(instance_process& p) {
       auto f = instance_wire::read_frame(p.fd);
       // The host ended the link, or ended: so does this process.
       if (!f)
-        leave(0);
+        exit_now(0);
       switch (f->what) {
       case instance_wire::kind::construct: {
         if (p.constructing.exchange(true))
@@ -979,9 +964,9 @@ bool started_as_instance() noexcept {
 void serve_as_instance() {
   // A method that calls exit() ends this process with its code at once:
   // static destructors must not run under the threads that still run.
-  ::on_exit([](int status, void*) { leave(status); }, nullptr);
-  auto name = take_variable(instance_wire::socket_variable);
-  auto token = take_variable(instance_wire::token_variable);
+  ::on_exit([](int status, void*) { exit_now(status); }, nullptr);
+  auto name = take_environment_variable(instance_wire::socket_variable);
+  auto token = take_environment_variable(instance_wire::token_variable);
   // Never destroyed: the process ends with _exit, its threads still there.
   auto* p = new instance_process;
   p->fd = connect_to_host(name);
@@ -989,7 +974,7 @@ void serve_as_instance() {
       instance_wire::kind::hello,
       instance_wire::hello{token, static_cast<std::int32_t>(::getpid())}));
   serve(*p);
-  leave(0);
+  exit_now(0);
 }
 
 } // namespace prism::actors
