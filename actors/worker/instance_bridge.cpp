@@ -73,18 +73,7 @@ void instance_bridge::take(instance_link& link,
       answer();
       return;
     }
-    auto& r = call.refs.front();
-    detail::ref_ptr token;
-    {
-      std::lock_guard<std::mutex> guard{mu_};
-      if (auto k = known_.find(r.id);
-          k != known_.end() && !k->second.refs.empty())
-        token = k->second.refs.front();
-    }
-    if (!token)
-      token = std::make_shared<detail::ref_token>(
-          r.id, r.owner, r.address, std::weak_ptr<detail::runtime>{});
-    when_ready_(*token, answer);
+    when_ready_(*token_of(call.refs.front()), answer);
     return;
   }
   if (touches_refs_only(call)) {
@@ -188,6 +177,17 @@ void instance_bridge::restore_call(instance_wire::runtime_call& call) {
     restore(r);
   for (auto& r : call.refs)
     restore(r);
+}
+
+detail::ref_ptr instance_bridge::token_of(const detail::contained_ref& r) {
+  {
+    std::lock_guard<std::mutex> guard{mu_};
+    if (auto k = known_.find(r.id);
+        k != known_.end() && !k->second.refs.empty())
+      return k->second.refs.front();
+  }
+  return std::make_shared<detail::ref_token>(r.id, r.owner, r.address,
+                                             std::weak_ptr<detail::runtime>{});
 }
 
 detail::contained_ref instance_bridge::keep(detail::ref_ptr ref) {
@@ -295,18 +295,6 @@ void instance_bridge::make(instance_wire::runtime_call& call,
                            instance_wire::runtime_answer& a) {
   using instance_wire::op;
   auto timeout = detail::wait_duration{call.timeout_ms};
-  // A token of the object `r` names: the bridge's own if it keeps one, else
-  // one made for the call (which releases nothing when it goes).
-  auto token_of = [this](const detail::contained_ref& r) {
-    {
-      std::lock_guard<std::mutex> guard{mu_};
-      if (auto k = known_.find(r.id);
-          k != known_.end() && !k->second.refs.empty())
-        return k->second.refs.front();
-    }
-    return std::make_shared<detail::ref_token>(
-        r.id, r.owner, r.address, std::weak_ptr<detail::runtime>{});
-  };
   auto first_ref = [&]() -> const detail::contained_ref& {
     if (call.refs.empty())
       throw invalid_argument_error("the call names no object");

@@ -80,6 +80,9 @@ private:
   /// The refs `call` touches only: holds, releases, borrows.
   void make_ref_call(instance_wire::runtime_call& call,
                      instance_wire::runtime_answer& a);
+  /// A token of the object `r` names: the bridge's own if it keeps one,
+  /// else one made for a call (which releases nothing when it goes).
+  detail::ref_ptr token_of(const detail::contained_ref& r);
   /// A ref made for the process: kept until the process lets go of it.
   detail::contained_ref keep(detail::ref_ptr ref);
   /// Has the process read the bytes of `a.value` in place if they lie in
